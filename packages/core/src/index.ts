@@ -1,0 +1,67 @@
+// The public API of @airlock/core: everything a user may import is named here.
+// Named exports only; types apart.
+
+export { AirlockError } from './errors/airlock-error.js';
+export type { AirlockErrorCode } from './errors/airlock-error.js';
+export { RESULT_CODES, ToolCallError, isResultCode } from './errors/result-codes.js';
+export type { ResultCode } from './errors/result-codes.js';
+
+export type { JsonObject, JsonPrimitive, JsonSchema, JsonValue } from './json/json-types.js';
+export { snapshotJson } from './json/snapshot-json.js';
+export type { SnapshotOptions } from './json/snapshot-json.js';
+export { parseJsonArguments, jsonTextDepth } from './json/parse-json-arguments.js';
+
+export { defineTool, TOOL_NAME_PATTERN } from './tool/define-tool.js';
+export type { ToolInput } from './tool/define-tool.js';
+export { MODEL_FACING_FIELDS, HOST_ONLY_FIELDS } from './tool/tool-definition.js';
+export type { AnyTool, Card, ExecContext, HostOnlyFields, ModelFacingFields, ToolDefinition } from './tool/tool-definition.js';
+export { schemaOf } from './tool/schema-of.js';
+export type { ToolSchema } from './tool/schema-of.js';
+export { toJsonSchema } from './tool/to-json-schema.js';
+
+export { ToolRegistry } from './registry/tool-registry.js';
+export type { RegisteredTool } from './registry/tool-registry.js';
+export { compileValidator } from './validation/compile-validator.js';
+export { describeValidationErrors } from './validation/describe-errors.js';
+
+export { openaiChat } from './providers/openai-chat.js';
+export type { OpenAIChatTool, OpenAIChatToolMessage } from './providers/openai-chat.js';
+export { openaiResponses } from './providers/openai-responses.js';
+export type { OpenAIResponsesTool, OpenAIResponsesToolOutput } from './providers/openai-responses.js';
+export { anthropicMessages } from './providers/anthropic-messages.js';
+export type { AnthropicTool, AnthropicToolResultBlock, AnthropicToolResultMessage } from './providers/anthropic-messages.js';
+export { gemini } from './providers/gemini.js';
+export type { GeminiFunctionDeclaration, GeminiFunctionResponseContent } from './providers/gemini.js';
+export { mcp, mcpToolsWithOutput } from './providers/mcp.js';
+export type { McpCallToolResult, McpTool } from './providers/mcp.js';
+export { PROVIDERS, PROVIDER_IDS } from './providers/providers.js';
+export type { ProviderFormat, ProviderId, ToolCallRequest } from './providers/provider-format.js';
+export { detectToolCallMessage } from './providers/detect-provider.js';
+export type { DetectedMessage } from './providers/detect-provider.js';
+
+export { createPolicy } from './permission/permission-policy.js';
+export type { Decision, PermissionPolicy, PolicyConfig, PolicyRule, PolicyVerdict } from './permission/permission-policy.js';
+
+export { PIPELINE_STAGES } from './pipeline/stage-order.js';
+export type { PipelineStage } from './pipeline/stage-order.js';
+export { DEFAULT_LIMITS } from './pipeline/pipeline-config.js';
+export type {
+  ApprovalRequest,
+  Approver,
+  ExecuteWrapper,
+  Guard,
+  GuardInput,
+  ParsedCall,
+  PipelineLimits,
+  PipelineObservers,
+} from './pipeline/pipeline-config.js';
+export { classifyCall, groupCalls } from './scheduler/classify-call.js';
+export type { CallClass } from './scheduler/classify-call.js';
+export type { TurnOptions } from './scheduler/run-turn.js';
+
+export { createEngine } from './engine.js';
+export type { Engine, EngineOptions } from './engine.js';
+
+export { genericCallCard, genericResultCard } from './present/generic-cards.js';
+export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess } from './result/tool-result.js';
+export { sanitizeMessage } from './util/sanitize-message.js';

@@ -1,0 +1,54 @@
+// Bounds argument size and depth before anything recursive touches them, then parses
+// and snapshots once into frozen lossless JSON.
+import { AirlockError } from '../errors/airlock-error.js';
+import type { JsonValue } from './json-types.js';
+import { snapshotJson } from './snapshot-json.js';
+
+export type ArgumentsOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly message: string };
+
+/** Deepest bracket nesting of JSON text, ignoring brackets inside strings; linear, no recursion. */
+export function jsonTextDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text.charCodeAt(index);
+    if (inString) {
+      if (char === 92 /* \ */) index += 1;
+      else if (char === 34 /* " */) inString = false;
+    } else if (char === 34) inString = true;
+    else if (char === 123 || char === 91) {
+      depth += 1;
+      if (depth > deepest) deepest = depth;
+    } else if (char === 125 || char === 93) depth -= 1;
+  }
+  return deepest;
+}
+
+export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: number; maxArgumentDepth: number }): ArgumentsOutcome {
+  if (raw === undefined || raw === '') return { ok: true, value: {} }; // no arguments at all means "{}"
+  if (typeof raw === 'string') {
+    // UTF-16 length bounds UTF-8 bytes from below, so this cheap check runs first.
+    if (raw.length > limits.maxArgumentBytes || Buffer.byteLength(raw, 'utf8') > limits.maxArgumentBytes) {
+      return { ok: false, message: `arguments are larger than ${limits.maxArgumentBytes} bytes` };
+    }
+    const depth = jsonTextDepth(raw);
+    if (depth > limits.maxArgumentDepth) return { ok: false, message: `arguments are nested deeper than ${limits.maxArgumentDepth} levels` };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch (error) {
+      return { ok: false, message: `arguments are not valid JSON (${(error as Error).message}); send a JSON object` };
+    }
+    return { ok: true, value: snapshotJson(parsed, { label: 'arguments' }) };
+  }
+  try {
+    const value = snapshotJson(raw, { label: 'arguments', maxDepth: limits.maxArgumentDepth });
+    const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    if (bytes > limits.maxArgumentBytes) return { ok: false, message: `arguments are larger than ${limits.maxArgumentBytes} bytes` };
+    return { ok: true, value };
+  } catch (error) {
+    if (AirlockError.isInstance(error)) return { ok: false, message: error.message.replace(/nesting deeper than (\d+)/, 'nested deeper than $1 levels') };
+    throw error;
+  }
+}

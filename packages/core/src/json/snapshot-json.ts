@@ -1,0 +1,97 @@
+// Deep-copies a value into frozen plain JSON, refusing anything JSON cannot carry
+// losslessly, so what is validated is exactly what is used and what is sent.
+import { AirlockError } from '../errors/airlock-error.js';
+import type { JsonValue } from './json-types.js';
+
+export interface SnapshotOptions {
+  /** Names the value in errors, e.g. `tool "search" parameters`. */
+  readonly label: string;
+  /** Deepest nesting accepted; deeper input is refused rather than overflowing the stack. */
+  readonly maxDepth?: number;
+}
+
+const DEFAULT_MAX_DEPTH = 256;
+
+function pathText(path: readonly (string | number)[]): string {
+  if (path.length === 0) return '(root)';
+  return path.map((part) => (typeof part === 'number' ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`)).join('').replace(/^\./, '');
+}
+
+function reject(options: SnapshotOptions, path: readonly (string | number)[], reason: string): never {
+  throw new AirlockError('NOT_LOSSLESS_JSON', `${options.label} is not lossless JSON at ${pathText(path)}: ${reason}`, {
+    label: options.label,
+    path: pathText(path),
+    reason,
+  });
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return 'a symbol';
+  if (typeof value === 'bigint') return 'a BigInt';
+  if (typeof value === 'number') return String(value);
+  const proto = Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null;
+  return `a ${proto?.constructor?.name ?? 'non-plain'} object`;
+}
+
+/** Returns a frozen deep copy, or throws AirlockError NOT_LOSSLESS_JSON naming the path. */
+export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValue {
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const ancestors = new Set<object>();
+  const path: (string | number)[] = [];
+
+  const copy = (input: unknown, depth: number): JsonValue => {
+    if (input === null || typeof input === 'boolean' || typeof input === 'string') return input;
+    if (typeof input === 'number') {
+      if (!Number.isFinite(input)) reject(options, path, `${describe(input)} is not a JSON number`);
+      return input === 0 ? 0 : input; // -0 has no JSON spelling
+    }
+    if (typeof input !== 'object') reject(options, path, `${describe(input)} is not JSON`);
+    if (depth > maxDepth) reject(options, path, `nesting deeper than ${maxDepth}`);
+    if (ancestors.has(input)) reject(options, path, 'cycle');
+    ancestors.add(input);
+    try {
+      return Array.isArray(input) ? copyArray(input, depth) : copyObject(input, depth);
+    } finally {
+      ancestors.delete(input);
+    }
+  };
+
+  const readTwice = (holder: object, key: string): unknown => {
+    const first = Reflect.get(holder, key);
+    const second = Reflect.get(holder, key);
+    if (!Object.is(first, second)) reject(options, path, 'value changes between reads (accessor or proxy)');
+    return first;
+  };
+
+  const copyArray = (input: readonly unknown[], depth: number): JsonValue => {
+    if (Object.getPrototypeOf(input) !== Array.prototype) reject(options, path, `${describe(input)} is not a plain array`);
+    const length = input.length;
+    const out: JsonValue[] = new Array<JsonValue>(length);
+    for (let index = 0; index < length; index += 1) {
+      path.push(index);
+      if (!Object.prototype.hasOwnProperty.call(input, index)) reject(options, path, 'hole in a sparse array');
+      out[index] = copy(readTwice(input, String(index)), depth + 1);
+      path.pop();
+    }
+    return Object.freeze(out);
+  };
+
+  const copyObject = (input: object, depth: number): JsonValue => {
+    const proto = Object.getPrototypeOf(input) as unknown;
+    if (proto !== Object.prototype && proto !== null) reject(options, path, `${describe(input)} is not a plain object`);
+    if (Object.getOwnPropertySymbols(input).length > 0) reject(options, path, 'symbol-keyed property');
+    const out: Record<string, JsonValue> = {};
+    for (const key of Object.keys(input)) {
+      path.push(key);
+      const value = copy(readTwice(input, key), depth + 1);
+      // defineProperty keeps "__proto__" an ordinary own key instead of a prototype swap.
+      Object.defineProperty(out, key, { value, enumerable: true, writable: false, configurable: false });
+      path.pop();
+    }
+    return Object.freeze(out);
+  };
+
+  return copy(value, 0);
+}

@@ -1,0 +1,59 @@
+// Stage 2: allow / deny / ask, decided by policy outside every tool. `ask` proceeds
+// only on an explicit yes (the literal `true`) from the approver.
+import type { JsonObject } from '../json/json-types.js';
+import { messageOf } from '../util/sanitize-message.js';
+import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
+
+export type GateOutcome =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly code: 'PERMISSION_DENIED' | 'APPROVAL_UNAVAILABLE'; readonly message: string };
+
+class ApprovalTimeout extends Error {}
+
+export async function permissionGate(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined, signal: AbortSignal): Promise<GateOutcome> {
+  let verdict;
+  try {
+    verdict = config.policy.decide(call.name, args, tenant);
+  } catch (error) {
+    return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied because the permission policy failed (${messageOf(error)})` };
+  }
+  if (verdict.decision === 'allow') return { allowed: true };
+  if (verdict.decision === 'deny') return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied by ${verdict.reason}` };
+  if (verdict.decision !== 'ask') return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied (the policy gave no decision)` };
+
+  const approver = config.approver;
+  if (approver === undefined) {
+    return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: needs approval (${verdict.reason}) and no approver is available` };
+  }
+  const timeoutMs = config.limits.approvalTimeoutMs;
+  const scope = new AbortController();
+  const approvalSignal = AbortSignal.any([signal, scope.signal]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const answer = await Promise.race([
+      Promise.resolve().then(() => approver({ callId: call.callId, toolName: call.name, args, tenant, reason: verdict.reason }, approvalSignal)),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ApprovalTimeout()), timeoutMs);
+        approvalSignal.addEventListener('abort', () => reject(new ApprovalTimeout()), { once: true });
+      }),
+    ]);
+    if (answer === true) return { allowed: true };
+    if (answer === false) return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: the approver declined` };
+    return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: the approver gave no explicit yes (answered ${describeAnswer(answer)})` };
+  } catch (error) {
+    if (error instanceof ApprovalTimeout) {
+      const why = signal.aborted ? 'the call was cancelled while waiting for approval' : `the approver did not answer within ${timeoutMs} ms`;
+      return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: ${why}` };
+    }
+    return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver failed (${messageOf(error)})` };
+  } finally {
+    clearTimeout(timer);
+    scope.abort();
+  }
+}
+
+function describeAnswer(answer: unknown): string {
+  if (typeof answer === 'string') return JSON.stringify(answer.slice(0, 40));
+  if (answer === null || answer === undefined || typeof answer === 'number' || typeof answer === 'boolean') return String(answer);
+  return typeof answer;
+}

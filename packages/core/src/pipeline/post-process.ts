@@ -1,0 +1,40 @@
+// Stage 5: the value must be JSON, within the size limit and valid against `output`;
+// then projectContent turns it into the text the model reads.
+import { AirlockError } from '../errors/airlock-error.js';
+import type { JsonObject, JsonValue } from '../json/json-types.js';
+import { snapshotJson } from '../json/snapshot-json.js';
+import { draftFailure, type DraftResult } from '../result/tool-result.js';
+import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
+import { describeValidationErrors } from '../validation/describe-errors.js';
+import type { ParsedCall, PipelineLimits } from './pipeline-config.js';
+
+export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, limits: PipelineLimits): DraftResult {
+  const { definition, validateOutput } = call.tool!;
+  let value: JsonValue;
+  try {
+    value = snapshotJson(raw === undefined ? null : raw, { label: 'the returned value' });
+  } catch (error) {
+    if (!AirlockError.isInstance(error)) throw error;
+    return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: ${error.message}`);
+  }
+  const text = JSON.stringify(value);
+  if (Buffer.byteLength(text, 'utf8') > limits.maxOutputBytes) {
+    return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the result is larger than ${limits.maxOutputBytes} bytes`);
+  }
+  if (validateOutput !== undefined && !validateOutput(value)) {
+    return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${describeValidationErrors(validateOutput.errors)}`);
+  }
+  let content: unknown = text;
+  if (definition.projectContent !== undefined) {
+    try {
+      content = definition.projectContent(args, value);
+    } catch (error) {
+      return draftFailure('TOOL_ERROR', `${call.name}: projectContent failed: ${sanitizeMessage(messageOf(error))}`);
+    }
+    if (typeof content !== 'string') return draftFailure('TOOL_ERROR', `${call.name}: projectContent must return a string`);
+    if (Buffer.byteLength(content, 'utf8') > limits.maxOutputBytes) {
+      return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the content is larger than ${limits.maxOutputBytes} bytes`);
+    }
+  }
+  return { isError: false, value, content: content as string };
+}

@@ -1,0 +1,91 @@
+// Walks one parsed call through the stages after parse, and guarantees exactly one
+// frozen result and exactly one finalizeContent, whatever fails on the way.
+import type { JsonObject } from '../json/json-types.js';
+import { draftFailure, failureContent, type DraftResult, type ResultMetadata, type ToolResult } from '../result/tool-result.js';
+import type { ExecContext } from '../tool/tool-definition.js';
+import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
+import { executeStage } from './execute-stage.js';
+import { permissionGate } from './permission-gate.js';
+import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
+import { postProcess } from './post-process.js';
+import { runGuards } from './run-guards.js';
+import type { PipelineStage } from './stage-order.js';
+
+export async function runParsedCall(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal): Promise<ToolResult> {
+  let metadata: ResultMetadata | undefined;
+  let draft: DraftResult;
+  try {
+    draft = await walkStages(config, call, tenant, signal, (next) => {
+      metadata = next;
+    });
+  } catch (error) {
+    // The one outer catch: anything unexpected is still a result.
+    draft = draftFailure('TOOL_ERROR', `${call.name}: internal failure: ${sanitizeMessage(messageOf(error))}`);
+  }
+  return finish(config, call, tenant, signal, draft, metadata);
+}
+
+async function walkStages(
+  config: PipelineConfig,
+  call: ParsedCall,
+  tenant: string | undefined,
+  signal: AbortSignal,
+  keepMetadata: (metadata: ResultMetadata | undefined) => void,
+): Promise<DraftResult> {
+  if (call.failure !== undefined) return draftFailure(call.failure.code, call.failure.message);
+  const args = call.args as JsonObject;
+  const beforeDispatch = (): DraftResult | undefined => (signal.aborted ? draftFailure('ABORTED_BEFORE_DISPATCH', `${call.name}: cancelled before it started`) : undefined);
+
+  let stopped = beforeDispatch();
+  if (stopped) return stopped;
+  stage(config, call, 'permission');
+  const gate = await permissionGate(config, call, args, tenant, signal);
+  if (!gate.allowed) return draftFailure(gate.code, gate.message);
+
+  if ((stopped = beforeDispatch())) return stopped;
+  stage(config, call, 'guards');
+  const denial = await runGuards(config, call, args, tenant);
+  if (denial !== undefined) return draftFailure('PERMISSION_DENIED', denial);
+
+  if ((stopped = beforeDispatch())) return stopped;
+  stage(config, call, 'execute');
+  const outcome = await executeStage(config, call, args, tenant, signal);
+  keepMetadata(outcome.metadata);
+  if (!outcome.ok) return draftFailure(outcome.code, outcome.message);
+
+  stage(config, call, 'postProcess');
+  return postProcess(call, args, outcome.value, config.limits);
+}
+
+function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal, draft: DraftResult, metadata: ResultMetadata | undefined): ToolResult {
+  let final = draft;
+  const finalize = call.tool?.definition.finalizeContent;
+  if (finalize !== undefined) {
+    const exec: ExecContext = { callId: call.callId, toolName: call.name, signal, tenant, setMetadata: () => undefined };
+    try {
+      const content: unknown = finalize(exec, Object.freeze({ ...draft }));
+      if (typeof content !== 'string') throw new Error('finalizeContent must return a string');
+      final = { ...draft, content };
+    } catch (error) {
+      const message = `${call.name}: finalizeContent failed: ${sanitizeMessage(messageOf(error))}`;
+      final = { isError: true, error: { code: 'TOOL_ERROR', message }, content: failureContent('TOOL_ERROR', message) };
+    }
+  }
+  stage(config, call, 'result');
+  const durationMs = Math.round((performance.now() - call.startedAt) * 1000) / 1000;
+  const base = { callId: call.callId, name: call.name, content: final.content, durationMs, ...(metadata === undefined ? {} : { metadata: Object.freeze({ ...metadata }) }) };
+  const result: ToolResult = final.isError
+    ? { ...base, isError: true, error: Object.freeze({ ...final.error }) }
+    : { ...base, isError: false, value: final.value };
+  return Object.freeze(result);
+}
+
+function stage(config: PipelineConfig, call: ParsedCall, name: PipelineStage): void {
+  const onStage = config.observers.onStage;
+  if (onStage === undefined) return;
+  try {
+    onStage({ callId: call.callId, stage: name });
+  } catch {
+    // Observers are contained.
+  }
+}

@@ -1,0 +1,3 @@
+// Every call walks these stages, in this order, from any source.
+export const PIPELINE_STAGES = ['parse', 'permission', 'guards', 'execute', 'postProcess', 'result'] as const;
+export type PipelineStage = (typeof PIPELINE_STAGES)[number];

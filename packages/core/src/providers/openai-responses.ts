@@ -1,0 +1,45 @@
+// OpenAI Responses: flat function tools, `function_call` output items, `function_call_output` replies.
+import type { JsonSchema } from '../json/json-types.js';
+import type { ToolResult } from '../result/tool-result.js';
+import type { ToolSchema } from '../tool/schema-of.js';
+import { invalidMessage, isRecord, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
+
+export interface OpenAIResponsesTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  strict: boolean;
+}
+
+export interface OpenAIResponsesToolOutput {
+  type: 'function_call_output';
+  call_id: string;
+  output: string;
+}
+
+/** Accepts a response (`{ output: [...] }`), an array of items, or one item. */
+function itemsOf(message: unknown): unknown[] {
+  if (Array.isArray(message)) return message;
+  if (isRecord(message) && Array.isArray(message.output)) return message.output;
+  if (isRecord(message) && message.type === 'function_call') return [message];
+  throw invalidMessage('responses', 'expected a response with "output" items or an array of items');
+}
+
+export const openaiResponses: ProviderFormat<OpenAIResponsesTool, OpenAIResponsesToolOutput> = {
+  id: 'responses',
+  tools: (schemas: readonly ToolSchema[]) =>
+    // strict mode would rewrite the schema's meaning (all fields required), so it stays off.
+    schemas.map((schema) => ({ type: 'function', name: schema.name, description: schema.description, parameters: schema.parameters, strict: false })),
+  parseCalls(message: unknown): ToolCallRequest[] {
+    return itemsOf(message)
+      .filter((item): item is Record<string, unknown> => isRecord(item) && item.type === 'function_call')
+      .map((item, index) => ({
+        id: requireString(item.call_id, 'responses', `function_call[${index}].call_id`),
+        name: requireString(item.name, 'responses', `function_call[${index}].name`),
+        arguments: item.arguments as ToolCallRequest['arguments'],
+      }));
+  },
+  toolMessages: (results: readonly ToolResult[]) =>
+    results.map((result) => ({ type: 'function_call_output', call_id: result.callId, output: result.content })),
+};

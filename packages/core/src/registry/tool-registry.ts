@@ -1,0 +1,58 @@
+// Holds registered tools by name and projects their model-facing schemas.
+import type { ValidateFunction } from 'ajv';
+import { AirlockError } from '../errors/airlock-error.js';
+import { defineTool } from '../tool/define-tool.js';
+import { schemaOf, type ToolSchema } from '../tool/schema-of.js';
+import type { AnyTool } from '../tool/tool-definition.js';
+import { compileValidator } from '../validation/compile-validator.js';
+
+export interface RegisteredTool {
+  readonly definition: AnyTool;
+  readonly validateArgs: ValidateFunction;
+  readonly validateOutput: ValidateFunction | undefined;
+}
+
+export class ToolRegistry {
+  // A Map, not an object: "constructor" or "__proto__" can only be unknown names.
+  readonly #tools = new Map<string, RegisteredTool>();
+
+  constructor(tools: Iterable<AnyTool> = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Checks, snapshots and compiles the tool; throws AirlockError on any fault. */
+  register(tool: AnyTool): RegisteredTool {
+    const definition = defineTool(tool);
+    if (this.#tools.has(definition.name)) {
+      throw new AirlockError('DUPLICATE_TOOL', `tool "${definition.name}" is already registered`, { tool: definition.name });
+    }
+    const registered: RegisteredTool = Object.freeze({
+      definition,
+      validateArgs: compileValidator(definition.parameters, definition.name, 'parameters'),
+      validateOutput: definition.output === undefined ? undefined : compileValidator(definition.output, definition.name, 'output'),
+    });
+    this.#tools.set(definition.name, registered);
+    return registered;
+  }
+
+  unregister(name: string): boolean {
+    return this.#tools.delete(name);
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  /** Model-facing schemas, fresh copies each call: mutating them never reaches the registry. */
+  schemas(): ToolSchema[] {
+    return [...this.#tools.values()].map((tool) => schemaOf(tool.definition));
+  }
+}

@@ -1,0 +1,39 @@
+import type { ResultCode } from '../errors/result-codes.js';
+import type { JsonValue } from '../json/json-types.js';
+
+/** Resource accounting and other facts about a call, for hosts and observers (never the model). */
+export type ResultMetadata = Readonly<Record<string, JsonValue>>;
+
+interface ResultBase {
+  readonly callId: string;
+  readonly name: string;
+  /** The text the model reads on its next turn. */
+  readonly content: string;
+  readonly durationMs: number;
+  readonly metadata?: ResultMetadata;
+}
+
+export interface ToolSuccess extends ResultBase {
+  readonly isError: false;
+  readonly value: JsonValue;
+}
+
+export interface ToolFailure extends ResultBase {
+  readonly isError: true;
+  readonly error: { readonly code: ResultCode; readonly message: string };
+}
+
+export type ToolResult = ToolSuccess | ToolFailure;
+
+/** The outcome before content is finalized: what `finalizeContent` receives. */
+export type DraftResult =
+  | { readonly isError: false; readonly value: JsonValue; readonly content: string }
+  | { readonly isError: true; readonly error: { readonly code: ResultCode; readonly message: string }; readonly content: string };
+
+export function failureContent(code: ResultCode, message: string): string {
+  return `Error [${code}]: ${message}`;
+}
+
+export function draftFailure(code: ResultCode, message: string): DraftResult {
+  return { isError: true, error: { code, message }, content: failureContent(code, message) };
+}

@@ -1,0 +1,83 @@
+// Runs the calls of one model turn: parse all, classify, then parallel groups as a
+// rolling pool (at most maxParallel at once) and exclusive calls as barriers.
+// Results come back, and are committed to observers, in the model's call order.
+import type { ToolCallRequest } from '../providers/provider-format.js';
+import { draftFailure, type ToolResult } from '../result/tool-result.js';
+import { parseCall } from '../pipeline/parse-call.js';
+import type { ParsedCall, PipelineConfig } from '../pipeline/pipeline-config.js';
+import { runParsedCall } from '../pipeline/run-call.js';
+import { groupCalls } from './classify-call.js';
+
+export interface TurnOptions {
+  readonly signal?: AbortSignal;
+  readonly tenant?: string;
+}
+
+export interface SchedulerConfig extends PipelineConfig {
+  readonly maxParallel: number;
+  /** Async preparation before classification (e.g. a sandbox asking plugins for their verdicts). */
+  readonly preSchedule?: ((calls: readonly ParsedCall[], signal: AbortSignal) => Promise<void>) | undefined;
+}
+
+export async function runTurn(config: SchedulerConfig, requests: readonly ToolCallRequest[], options: TurnOptions = {}): Promise<ToolResult[]> {
+  const signal = options.signal ?? new AbortController().signal;
+  const tenant = options.tenant;
+  const parsed = requests.map((request, index) => parseCall(config.registry, request, index, config.limits));
+  const results: (ToolResult | undefined)[] = new Array<ToolResult | undefined>(parsed.length);
+  let committed = 0;
+
+  const commit = (call: ParsedCall, result: ToolResult): void => {
+    results[call.index] = result;
+    while (committed < results.length && results[committed] !== undefined) {
+      const ready = results[committed] as ToolResult;
+      committed += 1;
+      try {
+        config.observers.onResult?.(ready);
+      } catch {
+        // Observers are contained.
+      }
+    }
+  };
+
+  const run = async (call: ParsedCall): Promise<void> => {
+    let result: ToolResult;
+    try {
+      result = await runParsedCall(config, call, tenant, signal);
+    } catch {
+      result = emergencyResult(call);
+    }
+    commit(call, result);
+  };
+
+  try {
+    if (config.preSchedule !== undefined && !signal.aborted) {
+      await config.preSchedule(parsed, signal).catch(() => undefined); // no verdict means exclusive
+    }
+    for (const group of groupCalls(parsed)) {
+      if (group.kind === 'exclusive') await run(group.calls[0] as ParsedCall);
+      else await runPool(group.calls, Math.max(1, config.maxParallel), run);
+    }
+  } finally {
+    // Whatever failed above, every call still gets exactly one result.
+    for (const call of parsed) if (results[call.index] === undefined) commit(call, emergencyResult(call));
+  }
+  return results as ToolResult[];
+}
+
+/** A rolling pool: a slot that frees up starts the next call at once. */
+async function runPool(calls: readonly ParsedCall[], cap: number, run: (call: ParsedCall) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < calls.length) {
+      const call = calls[next] as ParsedCall;
+      next += 1;
+      await run(call);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(cap, calls.length) }, worker));
+}
+
+function emergencyResult(call: ParsedCall): ToolResult {
+  const draft = draftFailure('TOOL_ERROR', `${call.name}: the scheduler failed before this call finished`);
+  return Object.freeze({ callId: call.callId, name: call.name, content: draft.content, durationMs: 0, isError: true, error: Object.freeze({ code: 'TOOL_ERROR', message: `${call.name}: the scheduler failed before this call finished` }) }) as ToolResult;
+}

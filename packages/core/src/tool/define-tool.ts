@@ -1,0 +1,83 @@
+// defineTool: author a tool with zod or JSON Schema; execute's args are typed from it.
+import type { z } from 'zod';
+import { AirlockError } from '../errors/airlock-error.js';
+import type { JsonObject, JsonSchema, JsonValue } from '../json/json-types.js';
+import type { AnyTool, HostOnlyFields, ToolDefinition } from './tool-definition.js';
+import { MODEL_FACING_FIELDS, HOST_ONLY_FIELDS } from './tool-definition.js';
+import { isZodSchema, toJsonSchema } from './to-json-schema.js';
+
+type ArgsOf<P> = P extends z.ZodType ? z.output<P> : JsonObject;
+type ValueOf<O> = O extends z.ZodType ? z.output<O> & JsonValue : JsonValue;
+
+export interface ToolInput<P, O> extends Omit<HostOnlyFields<ArgsOf<P>, ValueOf<O>>, 'output'> {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: P;
+  readonly deferLoading?: boolean;
+  readonly output?: O;
+}
+
+/** Tool names every provider accepts: OpenAI's and Anthropic's common subset. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+const KNOWN_FIELDS: ReadonlySet<string> = new Set([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS]);
+
+function fail(toolName: string, field: string, message: string): never {
+  throw new AirlockError('INVALID_TOOL_DEFINITION', `tool "${toolName}" ${field} ${message}`, { tool: toolName, field });
+}
+
+/**
+ * Checks a definition and returns it in registry form: schemas converted and
+ * snapshotted, functions checked. Throws AirlockError naming the tool and field.
+ */
+export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType | JsonSchema | undefined = undefined>(
+  input: ToolInput<P, O>,
+): AnyTool {
+  if (typeof input !== 'object' || input === null) {
+    throw new AirlockError('INVALID_TOOL_DEFINITION', 'a tool definition must be an object');
+  }
+  const name: unknown = input.name;
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    fail(String(name), 'name', 'must be 1-64 characters of letters, digits, "_" or "-"');
+  }
+  for (const key of Object.keys(input)) {
+    if (!KNOWN_FIELDS.has(key)) fail(name, key, 'is not one of the twelve tool fields');
+  }
+  if (typeof input.description !== 'string' || input.description.trim() === '') fail(name, 'description', 'must be a non-empty string');
+  if (input.deferLoading !== undefined && typeof input.deferLoading !== 'boolean') fail(name, 'deferLoading', 'must be a boolean');
+  if (typeof input.execute !== 'function') fail(name, 'execute', 'must be a function');
+  for (const field of ['projectContent', 'finalizeContent', 'isConcurrencySafe', 'presentCall', 'presentResult'] as const) {
+    if (input[field] !== undefined && typeof input[field] !== 'function') fail(name, field, 'must be a function');
+  }
+  if (input.timeoutMs !== undefined && !(typeof input.timeoutMs === 'number' && Number.isFinite(input.timeoutMs) && input.timeoutMs > 0)) {
+    fail(name, 'timeoutMs', 'must be a positive finite number of milliseconds');
+  }
+
+  const parameters = toJsonSchema(input.parameters, name, 'parameters');
+  if (parameters.type !== 'object') fail(name, 'parameters', 'must be an object-rooted JSON Schema ("type": "object")');
+  const output = input.output === undefined ? undefined : toJsonSchema(input.output, name, 'output');
+
+  // Zod schemas also parse (defaults, transforms) so execute receives z.output.
+  const zodParameters = isZodSchema(input.parameters) ? input.parameters : undefined;
+  const execute = input.execute as unknown as AnyTool['execute'];
+
+  const tool: ToolDefinition<JsonObject, JsonValue> = {
+    name,
+    description: input.description,
+    parameters,
+    ...(input.deferLoading === undefined ? {} : { deferLoading: input.deferLoading }),
+    ...(output === undefined ? {} : { output }),
+    execute: zodParameters === undefined ? execute : (args, exec) => execute(zodParameters.parse(args) as JsonObject, exec),
+    ...pickFunctions(input),
+    ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
+  };
+  return Object.freeze(tool);
+}
+
+function pickFunctions(input: object): Partial<AnyTool> {
+  const picked: Record<string, unknown> = {};
+  for (const field of ['projectContent', 'finalizeContent', 'isConcurrencySafe', 'presentCall', 'presentResult'] as const) {
+    const value = (input as Record<string, unknown>)[field];
+    if (value !== undefined) picked[field] = value;
+  }
+  return picked as Partial<AnyTool>;
+}

@@ -1,0 +1,64 @@
+// The twelve fields of a registered tool, in two groups. Only the four model-facing
+// fields ever reach a model request, through schemaOf (tool/schema-of.ts).
+import type { JsonObject, JsonSchema, JsonValue } from '../json/json-types.js';
+import type { DraftResult, ResultMetadata, ToolResult } from '../result/tool-result.js';
+
+export const MODEL_FACING_FIELDS = ['name', 'description', 'parameters', 'deferLoading'] as const;
+export const HOST_ONLY_FIELDS = [
+  'output',
+  'execute',
+  'projectContent',
+  'finalizeContent',
+  'timeoutMs',
+  'isConcurrencySafe',
+  'presentCall',
+  'presentResult',
+] as const;
+
+/** What a tool body is handed besides its arguments. */
+export interface ExecContext {
+  readonly callId: string;
+  readonly toolName: string;
+  /** Aborts on the caller's cancellation and on the host deadline. */
+  readonly signal: AbortSignal;
+  readonly tenant: string | undefined;
+  /** Attach accounting (CPU ms, bytes) to the result's metadata. */
+  readonly setMetadata: (metadata: ResultMetadata) => void;
+}
+
+/** A UI card describing a call or its result. */
+export interface Card {
+  readonly title: string;
+  readonly body?: string;
+  readonly fields?: readonly { readonly label: string; readonly value: string }[];
+}
+
+export interface ModelFacingFields {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema with an object root. */
+  readonly parameters: JsonSchema;
+  readonly deferLoading?: boolean;
+}
+
+export interface HostOnlyFields<Args, Value> {
+  /** Declared result schema; a value that fails it is INVALID_TOOL_OUTPUT. */
+  readonly output?: JsonSchema;
+  readonly execute: (args: Args, exec: ExecContext) => Value | Promise<Value>;
+  /** Raw value to the text the model reads; default: JSON text. */
+  readonly projectContent?: (args: Args, value: Value) => string;
+  /** Last-mile content transform, called exactly once for every outcome. */
+  readonly finalizeContent?: (exec: ExecContext, result: DraftResult) => string;
+  /** Host wall-clock deadline per call, in milliseconds. Never sent to the model. */
+  readonly timeoutMs?: number;
+  /** Only the literal `true` admits a call to a parallel group. */
+  readonly isConcurrencySafe?: (args: Args) => boolean;
+  readonly presentCall?: (args: Args) => Card;
+  readonly presentResult?: (args: Args, result: ToolResult) => Card;
+}
+
+export type ToolDefinition<Args = JsonObject, Value extends JsonValue = JsonValue> = ModelFacingFields &
+  HostOnlyFields<Args, Value>;
+
+/** A tool as the registry holds it: args erased to JSON, schemas snapshotted. */
+export type AnyTool = ToolDefinition<JsonObject, JsonValue>;

@@ -1,0 +1,42 @@
+// Turns ajv's errors into one line a model can act on: which field, what was
+// expected, what it sent.
+import type { ErrorObject } from 'ajv';
+
+const MAX_LISTED = 8;
+
+function at(pointer: string): string {
+  return pointer === '' ? '(root)' : pointer;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number' && Number.isInteger(value)) return 'integer';
+  return typeof value;
+}
+
+function describeOne(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${at(error.instancePath)}: missing required property "${String(params.missingProperty)}"`;
+    case 'additionalProperties':
+      return `${at(error.instancePath)}: unexpected property "${String(params.additionalProperty)}" (not allowed by the schema)`;
+    case 'type':
+      return `${at(error.instancePath)}: must be ${String(params.type)}, got ${typeName(error.data)}`;
+    case 'enum':
+      return `${at(error.instancePath)}: must be one of ${JSON.stringify(params.allowedValues)}`;
+    case 'const':
+      return `${at(error.instancePath)}: must be ${JSON.stringify(params.allowedValue)}`;
+    default:
+      return `${at(error.instancePath)}: ${error.message ?? `fails "${error.keyword}"`}`;
+  }
+}
+
+export function describeValidationErrors(errors: readonly ErrorObject[] | null | undefined): string {
+  if (!errors || errors.length === 0) return 'does not match the schema';
+  // anyOf/oneOf branches repeat each other; keep each distinct line once.
+  const lines = [...new Set(errors.map(describeOne))];
+  const listed = lines.slice(0, MAX_LISTED).join('; ');
+  return lines.length > MAX_LISTED ? `${listed}; and ${lines.length - MAX_LISTED} more` : listed;
+}

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { PROVIDERS, PROVIDER_IDS, ToolRegistry, defineTool, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
+
+// A tool carrying all twelve fields, with host-only values that would be unmistakable if leaked.
+const LEAK = 'HOST_ONLY_SECRET';
+const full = defineTool({
+  name: 'read_note',
+  description: 'Read a note by id.',
+  parameters: { type: 'object', properties: { id: { type: 'string', description: 'note id' } }, required: ['id'], additionalProperties: false },
+  deferLoading: true,
+  output: { type: 'object', properties: { text: { type: 'string' } }, title: LEAK },
+  execute: () => ({ text: LEAK }),
+  projectContent: () => LEAK,
+  finalizeContent: () => LEAK,
+  timeoutMs: 4242,
+  isConcurrencySafe: () => true,
+  presentCall: () => ({ title: LEAK }),
+  presentResult: () => ({ title: LEAK }),
+});
+
+/** Every key at every depth, as dotted paths. */
+function walk(value: unknown, prefix = ''): string[] {
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, child]) => [`${prefix}${key}`, ...walk(child, `${prefix}${key}.`)]);
+}
+
+const parameterKeys = walk(full.parameters);
+
+const expectedKeys: Record<string, string[]> = {
+  openai: ['type', 'function', 'function.name', 'function.description', 'function.parameters', ...parameterKeys.map((k) => `function.parameters.${k}`)],
+  responses: ['type', 'name', 'description', 'parameters', 'strict', ...parameterKeys.map((k) => `parameters.${k}`)],
+  anthropic: ['name', 'description', 'input_schema', 'defer_loading', ...parameterKeys.map((k) => `input_schema.${k}`)],
+  gemini: ['name', 'description', 'parametersJsonSchema', ...parameterKeys.map((k) => `parametersJsonSchema.${k}`)],
+  mcp: ['name', 'description', 'inputSchema', ...parameterKeys.map((k) => `inputSchema.${k}`)],
+};
+
+describe('projection carries exactly the model-facing fields', () => {
+  it('the twelve fields are split four and eight', () => {
+    expect([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS]).toHaveLength(12);
+    expect(Object.keys(full).sort()).toEqual([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS].sort());
+  });
+
+  it('schemaOf copies exactly the four model-facing fields', () => {
+    expect(Object.keys(schemaOf(full)).sort()).toEqual(['deferLoading', 'description', 'name', 'parameters']);
+  });
+
+  it.each(PROVIDER_IDS)('%s: every key of the output is expected, none is host-only', (provider) => {
+    const [tool] = PROVIDERS[provider].tools([schemaOf(full)]);
+    expect(walk(tool).sort()).toEqual([...expectedKeys[provider]!].sort());
+    const text = JSON.stringify(tool);
+    expect(text).not.toContain(LEAK);
+    expect(text).not.toContain('4242');
+    for (const field of HOST_ONLY_FIELDS) expect(walk(tool)).not.toContain(field);
+  });
+
+  it('deferLoading reaches Anthropic only when set', () => {
+    const plain = defineTool({ name: 'plain', description: 'd', parameters: { type: 'object' }, execute: () => null });
+    const [tool] = PROVIDERS.anthropic.tools([schemaOf(plain)]);
+    expect(tool).not.toHaveProperty('defer_loading');
+  });
+
+  it('mutating what schemas() returned never changes the registry', () => {
+    const registry = new ToolRegistry([full]);
+    const first = registry.schemas()[0] as { parameters: { properties: Record<string, unknown> }; description: string };
+    first.parameters.properties.injected = { type: 'string' };
+    first.description = 'changed';
+    const second = registry.schemas()[0]!;
+    expect(second.parameters).toEqual(full.parameters);
+    expect(second.description).toBe('Read a note by id.');
+  });
+});
+
+describe('provider calls and results round-trip', () => {
+  const ok = Object.freeze({ callId: 'call_1', name: 'read_note', content: '{"text":"hi"}', durationMs: 1, isError: false as const, value: { text: 'hi' } });
+  const bad = Object.freeze({ callId: 'call_2', name: 'read_note', content: 'Error [INVALID_ARGS]: x', durationMs: 1, isError: true as const, error: { code: 'INVALID_ARGS' as const, message: 'x' } });
+
+  it('openai: parses string arguments and answers role=tool messages', () => {
+    const calls = PROVIDERS.openai.parseCalls({ role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_note', arguments: '{"id":"a"}' } }] });
+    expect(calls).toEqual([{ id: 'call_1', name: 'read_note', arguments: '{"id":"a"}' }]);
+    expect(PROVIDERS.openai.toolMessages([ok, bad])).toEqual([
+      { role: 'tool', tool_call_id: 'call_1', content: '{"text":"hi"}' },
+      { role: 'tool', tool_call_id: 'call_2', content: 'Error [INVALID_ARGS]: x' },
+    ]);
+  });
+
+  it('anthropic: parses tool_use input objects and flags errors with is_error', () => {
+    const calls = PROVIDERS.anthropic.parseCalls({ role: 'assistant', content: [{ type: 'text', text: 'ok' }, { type: 'tool_use', id: 'toolu_1', name: 'read_note', input: { id: 'a' } }] });
+    expect(calls).toEqual([{ id: 'toolu_1', name: 'read_note', arguments: { id: 'a' } }]);
+    const [message] = PROVIDERS.anthropic.toolMessages([ok, bad]) as [{ role: string; content: Record<string, unknown>[] }];
+    expect(message.role).toBe('user');
+    expect(message.content[0]).not.toHaveProperty('is_error');
+    expect(message.content[1]).toMatchObject({ tool_use_id: 'call_2', is_error: true });
+  });
+
+  it('responses: parses function_call items and answers function_call_output', () => {
+    const calls = PROVIDERS.responses.parseCalls({ output: [{ type: 'message' }, { type: 'function_call', call_id: 'call_1', name: 'read_note', arguments: '{}' }] });
+    expect(calls).toEqual([{ id: 'call_1', name: 'read_note', arguments: '{}' }]);
+    expect(PROVIDERS.responses.toolMessages([ok])).toEqual([{ type: 'function_call_output', call_id: 'call_1', output: '{"text":"hi"}' }]);
+  });
+
+  it('gemini: parses functionCall parts and answers output or error', () => {
+    const calls = PROVIDERS.gemini.parseCalls({ role: 'model', parts: [{ functionCall: { id: 'call_1', name: 'read_note', args: { id: 'a' } } }] });
+    expect(calls).toEqual([{ id: 'call_1', name: 'read_note', arguments: { id: 'a' } }]);
+    const [content] = PROVIDERS.gemini.toolMessages([ok, bad]) as [{ parts: { functionResponse: { response: Record<string, unknown> } }[] }];
+    expect(content.parts[0]!.functionResponse.response).toHaveProperty('output');
+    expect(content.parts[1]!.functionResponse.response).toHaveProperty('error');
+  });
+
+  it('mcp: parses tools/call params and answers CallToolResult with isError', () => {
+    const calls = PROVIDERS.mcp.parseCalls({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'read_note', arguments: { id: 'a' } } });
+    expect(calls).toEqual([{ id: '7', name: 'read_note', arguments: { id: 'a' } }]);
+    expect(PROVIDERS.mcp.toolMessages([ok, bad])).toEqual([
+      { content: [{ type: 'text', text: '{"text":"hi"}' }], isError: false, structuredContent: { text: 'hi' } },
+      { content: [{ type: 'text', text: 'Error [INVALID_ARGS]: x' }], isError: true },
+    ]);
+  });
+
+  it.each(PROVIDER_IDS.filter((id) => id !== 'responses'))('%s: a message of the wrong shape is a coded error', (provider) => {
+    expect(() => PROVIDERS[provider].parseCalls(42)).toThrow(expect.objectContaining({ code: 'INVALID_PROVIDER_MESSAGE' }));
+  });
+});

@@ -1,0 +1,93 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { AirlockError, snapshotJson } from '../src/index.js';
+
+const label = 'tool "t" parameters';
+
+function rejection(value: unknown): AirlockError {
+  try {
+    snapshotJson(value, { label });
+  } catch (error) {
+    if (AirlockError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('snapshotJson rejects what JSON cannot carry losslessly', () => {
+  const cyclic: Record<string, unknown> = { a: 1 };
+  cyclic.self = cyclic;
+  let flips = 0;
+  const flaky = Object.defineProperty({}, 'x', { enumerable: true, get: () => (flips += 1) });
+  const sparse = [1, , 3]; // eslint-disable-line no-sparse-arrays
+  class Point { x = 1; }
+
+  it.each([
+    ['a function', { a: () => 1 }, 'a', 'a function'],
+    ['undefined', { a: { b: undefined } }, 'a.b', 'undefined'],
+    ['NaN', { n: NaN }, 'n', 'NaN'],
+    ['Infinity', { list: [Infinity] }, 'list[0]', 'Infinity'],
+    ['a BigInt', { big: 10n }, 'big', 'BigInt'],
+    ['a symbol value', { s: Symbol('x') }, 's', 'symbol'],
+    ['a symbol key', { [Symbol('k')]: 1 }, '(root)', 'symbol-keyed'],
+    ['a cycle', cyclic, 'self', 'cycle'],
+    ['a sparse array', { xs: sparse }, 'xs[1]', 'sparse'],
+    ['a Date', { when: new Date(0) }, 'when', 'Date'],
+    ['a Map', { m: new Map() }, 'm', 'Map'],
+    ['a class instance', { p: new Point() }, 'p', 'Point'],
+    ['an accessor that changes', flaky, 'x', 'changes between reads'],
+    ['a top-level function', () => 1, '(root)', 'function'],
+  ])('rejects %s with the path', (_name, value, path, reason) => {
+    const error = rejection(value);
+    expect(error.code).toBe('NOT_LOSSLESS_JSON');
+    expect(error.message).toContain(label);
+    expect(error.details.path).toBe(path);
+    expect(error.message).toContain(reason);
+  });
+
+  it('refuses nesting past maxDepth instead of overflowing the stack', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i += 1) deep = [deep];
+    expect(rejection(deep).message).toContain('nesting deeper than 256');
+  });
+
+  it('keeps "__proto__" as an ordinary own key, never a prototype swap', () => {
+    const input = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}');
+    const copy = snapshotJson(input, { label }) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(['__proto__', 'a']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('returns a deep-frozen copy that does not alias the input', () => {
+    const input = { a: { b: [1, { c: 'x' }] } };
+    const copy = snapshotJson(input, { label }) as { a: { b: [number, { c: string }] } };
+    input.a.b.push(2);
+    expect(copy.a.b).toHaveLength(2);
+    expect(Object.isFrozen(copy) && Object.isFrozen(copy.a) && Object.isFrozen(copy.a.b) && Object.isFrozen(copy.a.b[1])).toBe(true);
+  });
+});
+
+describe('snapshotJson properties', () => {
+  it('round-trips every JSON value', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(snapshotJson(value, { label })).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never throws anything but its own coded error', () => {
+    fc.assert(
+      fc.property(fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withBoxedValues: true, withNullPrototype: true }), (value) => {
+        try {
+          snapshotJson(value, { label });
+        } catch (error) {
+          expect(AirlockError.isInstance(error) && error.code === 'NOT_LOSSLESS_JSON').toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+
+// isolated-vm segfaults under vitest on Node 20 without --no-node-snapshot (isolated-vm #481),
+// and must run in child processes (forks), never worker threads.
+const shared = {
+  pool: 'forks' as const,
+  execArgv: ['--no-node-snapshot'],
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+};
+
+export default defineConfig({
+  test: {
+    ...shared,
+    projects: [
+      { test: { ...shared, name: 'core', include: ['packages/core/test/**/*.test.ts'] } },
+      { test: { ...shared, name: 'sandbox', include: ['packages/sandbox/test/**/*.test.ts'] } },
+      { test: { ...shared, name: 'cli', include: ['packages/cli/test/**/*.test.ts'] } },
+      { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'] } },
+    ],
+  },
+});
