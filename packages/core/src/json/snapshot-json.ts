@@ -48,7 +48,7 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
       return input === 0 ? 0 : input; // -0 has no JSON spelling
     }
     if (typeof input !== 'object') reject(options, path, `${describe(input)} is not JSON`);
-    if (depth > maxDepth) reject(options, path, `nesting deeper than ${maxDepth}`);
+    if (depth >= maxDepth) reject(options, path, `nesting deeper than ${maxDepth}`); // the root is level 1
     if (ancestors.has(input)) reject(options, path, 'cycle');
     ancestors.add(input);
     try {

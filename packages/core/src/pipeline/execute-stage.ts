@@ -4,7 +4,7 @@ import { ToolCallError } from '../errors/result-codes.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import type { ResultMetadata } from '../result/tool-result.js';
 import type { ExecContext } from '../tool/tool-definition.js';
-import { mergeAbortSignals } from '../util/merge-abort-signals.js';
+import { NEVER_ABORTED, linkAbortSignal, mergeAbortSignals } from '../util/merge-abort-signals.js';
 import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
 import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
 
@@ -12,15 +12,12 @@ export type ExecuteOutcome =
   | { readonly ok: true; readonly value: unknown; readonly metadata: ResultMetadata | undefined }
   | { readonly ok: false; readonly code: ToolCallError['code']; readonly message: string; readonly metadata: ResultMetadata | undefined };
 
-class DeadlineReason extends Error {}
-
 export async function executeStage(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined, callerSignal: AbortSignal): Promise<ExecuteOutcome> {
   const definition = call.tool!.definition;
   if (callerSignal.aborted) return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata: undefined };
-  const deadline = new AbortController();
-  const signal = mergeAbortSignals(callerSignal, deadline.signal);
   let metadata: ResultMetadata | undefined;
   let bodyStarted = false;
+  let deadlinePassed = false;
 
   const makeExec = (execSignal: AbortSignal): ExecContext => ({
     callId: call.callId,
@@ -33,49 +30,65 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
   });
 
   // Wrappers nest outermost-first; each `next` fuses any replacement signal back with the current one.
-  const invoke = (depth: number, execSignal: AbortSignal): Promise<JsonValue> => {
-    const exec = makeExec(execSignal);
+  // async, so a body or wrapper that throws synchronously still becomes a rejection.
+  const invoke = async (depth: number, execSignal: AbortSignal): Promise<JsonValue> => {
     const wrapper = config.executeWrappers[depth];
     if (wrapper === undefined) {
       bodyStarted = true;
-      return Promise.resolve(definition.execute(args, exec));
+      return definition.execute(args, makeExec(execSignal));
     }
-    return wrapper(exec, (replace) => invoke(depth + 1, replace?.signal === undefined ? execSignal : mergeAbortSignals(execSignal, replace.signal)));
+    return wrapper(makeExec(execSignal), (replace) => invoke(depth + 1, replace?.signal === undefined ? execSignal : mergeAbortSignals(execSignal, replace.signal)));
   };
 
+  const timeoutMs = definition.timeoutMs;
+  // Fast path: nothing can stop this call, so there is nothing to race.
+  if (timeoutMs === undefined && callerSignal === NEVER_ABORTED) {
+    try {
+      return { ok: true, value: await invoke(0, NEVER_ABORTED), metadata };
+    } catch (error) {
+      return thrownOutcome(call.name, error, metadata);
+    }
+  }
+
+  const scope = linkAbortSignal(callerSignal);
+  const signal = scope.signal;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  if (timeoutMs !== undefined) {
+    timer = setTimeout(() => {
+      deadlinePassed = true;
+      scope.abort(new Error(`${call.name}: timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+  }
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
   });
-  if (definition.timeoutMs !== undefined) {
-    const timeoutMs = definition.timeoutMs;
-    timer = setTimeout(() => deadline.abort(new DeadlineReason(`${call.name}: timed out after ${timeoutMs} ms`)), timeoutMs);
-  }
 
-  let body: Promise<JsonValue> | undefined;
+  const body = invoke(0, signal);
   try {
-    body = Promise.resolve().then(() => invoke(0, signal));
-    const value = await Promise.race([body, stopped]);
-    return { ok: true, value, metadata };
+    return { ok: true, value: await Promise.race([body, stopped]), metadata };
   } catch (error) {
-    if (body !== undefined && (signal.aborted || error === signal.reason)) reportLate(config, call, body);
-    if (deadline.signal.aborted && !callerSignal.aborted) {
-      return { ok: false, code: 'TIMEOUT', message: `${call.name}: timed out after ${definition.timeoutMs} ms`, metadata };
+    if (signal.aborted) reportLate(config, call, body);
+    if (deadlinePassed && !callerSignal.aborted) {
+      return { ok: false, code: 'TIMEOUT', message: `${call.name}: timed out after ${timeoutMs} ms`, metadata };
     }
     if (callerSignal.aborted && !ToolCallError.isInstance(error)) {
       return bodyStarted
         ? { ok: false, code: 'ABORTED', message: `${call.name}: cancelled while running`, metadata }
         : { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
     }
-    if (ToolCallError.isInstance(error)) return { ok: false, code: error.code, message: error.message, metadata };
-    return { ok: false, code: 'TOOL_ERROR', message: `${call.name}: ${sanitizeMessage(messageOf(error))}`, metadata };
+    return thrownOutcome(call.name, error, metadata);
   } finally {
     clearTimeout(timer);
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+    scope.dispose();
   }
+}
+
+function thrownOutcome(name: string, error: unknown, metadata: ResultMetadata | undefined): ExecuteOutcome {
+  if (ToolCallError.isInstance(error)) return { ok: false, code: error.code, message: error.message, metadata };
+  return { ok: false, code: 'TOOL_ERROR', message: `${name}: ${sanitizeMessage(messageOf(error))}`, metadata };
 }
 
 function reportLate(config: PipelineConfig, call: ParsedCall, body: Promise<unknown>): void {

@@ -2,7 +2,7 @@
 // only on an explicit yes (the literal `true`) from the approver.
 import type { JsonObject } from '../json/json-types.js';
 import { messageOf } from '../util/sanitize-message.js';
-import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
+import type { Approver, ParsedCall, PipelineConfig } from './pipeline-config.js';
 
 export type GateOutcome =
   | { readonly allowed: true }
@@ -10,28 +10,34 @@ export type GateOutcome =
 
 class ApprovalTimeout extends Error {}
 
-export async function permissionGate(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined, signal: AbortSignal): Promise<GateOutcome> {
+const ALLOWED: GateOutcome = Object.freeze({ allowed: true });
+
+/** Synchronous unless an approver must be asked, so the common path costs no promise. */
+export function permissionGate(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined, signal: AbortSignal): GateOutcome | Promise<GateOutcome> {
   let verdict;
   try {
     verdict = config.policy.decide(call.name, args, tenant);
   } catch (error) {
     return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied because the permission policy failed (${messageOf(error)})` };
   }
-  if (verdict.decision === 'allow') return { allowed: true };
+  if (verdict.decision === 'allow') return ALLOWED;
   if (verdict.decision === 'deny') return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied by ${verdict.reason}` };
   if (verdict.decision !== 'ask') return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied (the policy gave no decision)` };
 
-  const approver = config.approver;
-  if (approver === undefined) {
+  if (config.approver === undefined) {
     return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: needs approval (${verdict.reason}) and no approver is available` };
   }
+  return askApprover(config, config.approver, call, args, tenant, signal, verdict.reason);
+}
+
+async function askApprover(config: PipelineConfig, approver: Approver, call: ParsedCall, args: JsonObject, tenant: string | undefined, signal: AbortSignal, reason: string): Promise<GateOutcome> {
   const timeoutMs = config.limits.approvalTimeoutMs;
   const scope = new AbortController();
   const approvalSignal = AbortSignal.any([signal, scope.signal]);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const answer = await Promise.race([
-      Promise.resolve().then(() => approver({ callId: call.callId, toolName: call.name, args, tenant, reason: verdict.reason }, approvalSignal)),
+      Promise.resolve().then(() => approver({ callId: call.callId, toolName: call.name, args, tenant, reason }, approvalSignal)),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ApprovalTimeout()), timeoutMs);
         approvalSignal.addEventListener('abort', () => reject(new ApprovalTimeout()), { once: true });

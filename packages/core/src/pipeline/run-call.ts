@@ -1,5 +1,6 @@
 // Walks one parsed call through the stages after parse, and guarantees exactly one
 // frozen result and exactly one finalizeContent, whatever fails on the way.
+import type { ResultCode } from '../errors/result-codes.js';
 import type { JsonObject } from '../json/json-types.js';
 import { draftFailure, failureContent, type DraftResult, type ResultMetadata, type ToolResult } from '../result/tool-result.js';
 import type { ExecContext } from '../tool/tool-definition.js';
@@ -39,13 +40,16 @@ async function walkStages(
   let stopped = beforeDispatch();
   if (stopped) return stopped;
   stage(config, call, 'permission');
-  const gate = await permissionGate(config, call, args, tenant, signal);
+  let gate = permissionGate(config, call, args, tenant, signal);
+  if (gate instanceof Promise) gate = await gate;
   if (!gate.allowed) return draftFailure(gate.code, gate.message);
 
   if ((stopped = beforeDispatch())) return stopped;
   stage(config, call, 'guards');
-  const denial = await runGuards(config, call, args, tenant);
-  if (denial !== undefined) return draftFailure('PERMISSION_DENIED', denial);
+  if (config.guards.length > 0) {
+    const denial = await runGuards(config, call, args, tenant);
+    if (denial !== undefined) return draftFailure('PERMISSION_DENIED', denial);
+  }
 
   if ((stopped = beforeDispatch())) return stopped;
   stage(config, call, 'execute');
@@ -58,25 +62,27 @@ async function walkStages(
 }
 
 function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal, draft: DraftResult, metadata: ResultMetadata | undefined): ToolResult {
-  let final = draft;
+  let content = draft.content;
+  let error: { code: ResultCode; message: string } | undefined = draft.isError ? draft.error : undefined;
   const finalize = call.tool?.definition.finalizeContent;
   if (finalize !== undefined) {
     const exec: ExecContext = { callId: call.callId, toolName: call.name, signal, tenant, setMetadata: () => undefined };
     try {
-      const content: unknown = finalize(exec, Object.freeze({ ...draft }));
-      if (typeof content !== 'string') throw new Error('finalizeContent must return a string');
-      final = { ...draft, content };
-    } catch (error) {
-      const message = `${call.name}: finalizeContent failed: ${sanitizeMessage(messageOf(error))}`;
-      final = { isError: true, error: { code: 'TOOL_ERROR', message }, content: failureContent('TOOL_ERROR', message) };
+      const finalized: unknown = finalize(exec, Object.freeze(draft));
+      if (typeof finalized !== 'string') throw new Error('finalizeContent must return a string');
+      content = finalized;
+    } catch (thrown) {
+      const message = `${call.name}: finalizeContent failed: ${sanitizeMessage(messageOf(thrown))}`;
+      error = { code: 'TOOL_ERROR', message };
+      content = failureContent('TOOL_ERROR', message);
     }
   }
   stage(config, call, 'result');
   const durationMs = Math.round((performance.now() - call.startedAt) * 1000) / 1000;
-  const base = { callId: call.callId, name: call.name, content: final.content, durationMs, ...(metadata === undefined ? {} : { metadata: Object.freeze({ ...metadata }) }) };
-  const result: ToolResult = final.isError
-    ? { ...base, isError: true, error: Object.freeze({ ...final.error }) }
-    : { ...base, isError: false, value: final.value };
+  const result: ToolResult = error === undefined && !draft.isError
+    ? { callId: call.callId, name: call.name, content, durationMs, isError: false, value: draft.value }
+    : { callId: call.callId, name: call.name, content, durationMs, isError: true, error: Object.freeze({ code: error!.code, message: error!.message }) };
+  if (metadata !== undefined) (result as { metadata?: ResultMetadata }).metadata = Object.freeze(metadata);
   return Object.freeze(result);
 }
 

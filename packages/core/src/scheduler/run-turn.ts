@@ -6,6 +6,7 @@ import { draftFailure, type ToolResult } from '../result/tool-result.js';
 import { parseCall } from '../pipeline/parse-call.js';
 import type { ParsedCall, PipelineConfig } from '../pipeline/pipeline-config.js';
 import { runParsedCall } from '../pipeline/run-call.js';
+import { NEVER_ABORTED } from '../util/merge-abort-signals.js';
 import { groupCalls } from './classify-call.js';
 
 export interface TurnOptions {
@@ -20,7 +21,7 @@ export interface SchedulerConfig extends PipelineConfig {
 }
 
 export async function runTurn(config: SchedulerConfig, requests: readonly ToolCallRequest[], options: TurnOptions = {}): Promise<ToolResult[]> {
-  const signal = options.signal ?? new AbortController().signal;
+  const signal = options.signal ?? NEVER_ABORTED;
   const tenant = options.tenant;
   const parsed = requests.map((request, index) => parseCall(config.registry, request, index, config.limits));
   const results: (ToolResult | undefined)[] = new Array<ToolResult | undefined>(parsed.length);
@@ -54,7 +55,7 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
       await config.preSchedule(parsed, signal).catch(() => undefined); // no verdict means exclusive
     }
     for (const group of groupCalls(parsed)) {
-      if (group.kind === 'exclusive') await run(group.calls[0] as ParsedCall);
+      if (group.kind === 'exclusive' || group.calls.length === 1) await run(group.calls[0] as ParsedCall);
       else await runPool(group.calls, Math.max(1, config.maxParallel), run);
     }
   } finally {

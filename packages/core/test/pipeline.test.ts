@@ -1,0 +1,285 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { PIPELINE_STAGES, ToolCallError, defineTool, type ToolFailure } from '../src/index.js';
+import { call, deferred, engine, tool } from './helpers.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const failure = (result: unknown) => result as ToolFailure;
+
+describe('parse stage', () => {
+  it('malformed JSON is INVALID_ARGS naming the problem, not an exception', async () => {
+    const [result] = await engine([tool('t')]).run([call('t', '{"id": ')]);
+    expect(failure(result).error.code).toBe('INVALID_ARGS');
+    expect(failure(result).error.message).toMatch(/not valid JSON/);
+  });
+
+  it('schema failures say which field and what was expected', async () => {
+    const strict = tool('t', { parameters: { type: 'object', properties: { count: { type: 'integer', minimum: 1 } }, required: ['count', 'name'], additionalProperties: false } });
+    const [result] = await engine([strict]).run([call('t', { count: 'three', extra: 1 })]);
+    const { message, code } = failure(result).error;
+    expect(code).toBe('INVALID_ARGS');
+    expect(message).toContain('/count: must be integer, got string');
+    expect(message).toContain('missing required property "name"');
+    expect(message).toContain('unexpected property "extra"');
+  });
+
+  it.each(['constructor', '__proto__', 'toString'])('"%s" is an unknown tool', async (name) => {
+    const [result] = await engine([tool('t')]).run([call(name)]);
+    expect(failure(result).error.code).toBe('UNKNOWN_TOOL');
+    expect(failure(result).error.message).toContain('Available tools: t');
+  });
+
+  it('oversized and over-deep arguments are INVALID_ARGS before parsing goes deep', async () => {
+    const e = engine([tool('t', { parameters: { type: 'object' } })], { limits: { maxArgumentBytes: 100, maxArgumentDepth: 5 } });
+    const [big, deep, deepObject] = await e.run([
+      call('t', JSON.stringify({ id: 'x'.repeat(200) })),
+      call('t', `{"a":${'['.repeat(20)}${']'.repeat(20)}}`),
+      { id: 'o', name: 't', arguments: { a: { b: { c: { d: { e: { f: 1 } } } } } } },
+    ]);
+    expect(failure(big).error.message).toContain('larger than 100 bytes');
+    expect(failure(deep).error.message).toContain('deeper than 5');
+    expect(failure(deepObject).error.message).toContain('deeper than 5');
+  });
+
+  it('arguments that are not an object are INVALID_ARGS', async () => {
+    const [result] = await engine([tool('t')]).run([call('t', '[1,2]')]);
+    expect(failure(result).error.message).toContain('must be a JSON object, got an array');
+  });
+
+  it('the body receives frozen arguments', async () => {
+    let frozen = false;
+    const t = tool('t', { execute: (args) => ((frozen = Object.isFrozen(args)), null) });
+    await engine([t]).run([call('t', { id: 'a' })]);
+    expect(frozen).toBe(true);
+  });
+});
+
+describe('permission gate', () => {
+  const write = tool('write_file', { parameters: { type: 'object', properties: { path: { type: 'string' }, text: { type: 'string' } } } });
+  const denyEtc = { default: 'allow' as const, rules: [{ tool: 'write_file', when: { path: '/etc/**' }, decision: 'deny' as const, reason: 'writes under /etc are not allowed' }] };
+
+  it.each(['/etc/hosts', '/tmp/../etc/hosts', '//etc/passwd', '/etc/./shadow'])('denies %s before any code runs', async (path) => {
+    const body = vi.fn(() => null);
+    const e = engine([tool('write_file', { execute: body, parameters: write.parameters })], { policy: denyEtc });
+    const [result] = await e.run([call('write_file', { path, text: 'x' })]);
+    expect(failure(result).error).toEqual({ code: 'PERMISSION_DENIED', message: 'write_file: denied by writes under /etc are not allowed' });
+    expect(body).not.toHaveBeenCalled();
+  });
+
+  it('allows what no rule matches', async () => {
+    const [result] = await engine([write], { policy: denyEtc }).run([call('write_file', { path: '/tmp/notes.txt' })]);
+    expect(result!.isError).toBe(false);
+  });
+
+  it('the strictest matching rule wins whatever the order', async () => {
+    const policy = { default: 'allow' as const, rules: [{ tool: '*', decision: 'allow' as const }, { tool: 'write_*', decision: 'deny' as const }] };
+    const [result] = await engine([write], { policy }).run([call('write_file', {})]);
+    expect(failure(result).error.code).toBe('PERMISSION_DENIED');
+  });
+
+  const ask = { default: 'ask' as const };
+  it.each([
+    ['no approver', undefined, 'APPROVAL_UNAVAILABLE', 'no approver is available'],
+    ['an approver that throws', () => { throw new Error('ui crashed'); }, 'APPROVAL_UNAVAILABLE', 'the approver failed (ui crashed)'],
+    ['an approver that rejects', () => Promise.reject(new Error('offline')), 'APPROVAL_UNAVAILABLE', 'the approver failed (offline)'],
+    ['an approver that says no', () => false, 'PERMISSION_DENIED', 'the approver declined'],
+    ['an approver that says "yes"', () => 'yes', 'PERMISSION_DENIED', 'no explicit yes (answered "yes")'],
+    ['an approver that says 1', () => 1, 'PERMISSION_DENIED', 'no explicit yes (answered 1)'],
+    ['an approver that answers nothing', () => undefined, 'PERMISSION_DENIED', 'no explicit yes (answered undefined)'],
+  ])('ask with %s is a denial whose reason says which', async (_case, approver, code, reason) => {
+    const [result] = await engine([write], { policy: ask, ...(approver ? { approver } : {}) }).run([call('write_file', {})]);
+    expect(failure(result).error.code).toBe(code);
+    expect(failure(result).error.message).toContain(reason);
+  });
+
+  it('ask with an approver that never answers times out as APPROVAL_UNAVAILABLE', async () => {
+    vi.useFakeTimers();
+    const e = engine([write], { policy: ask, approver: () => new Promise(() => undefined), limits: { approvalTimeoutMs: 1000 } });
+    const pending = e.run([call('write_file', {})]);
+    await vi.advanceTimersByTimeAsync(1000);
+    const [result] = await pending;
+    expect(failure(result).error).toMatchObject({ code: 'APPROVAL_UNAVAILABLE', message: expect.stringContaining('did not answer within 1000 ms') });
+  });
+
+  it('ask runs the call only on the literal true, and the approver sees the request', async () => {
+    const approver = vi.fn(() => true);
+    const [result] = await engine([write], { policy: ask, approver }).run([call('write_file', { path: '/tmp/x' }, 'c1')], { tenant: 'acme' });
+    expect(result!.isError).toBe(false);
+    expect(approver).toHaveBeenCalledWith(expect.objectContaining({ callId: 'c1', toolName: 'write_file', args: { path: '/tmp/x' }, tenant: 'acme' }), expect.any(AbortSignal));
+  });
+});
+
+describe('guards', () => {
+  it('a guard can deny after the policy allowed', async () => {
+    const body = vi.fn(() => null);
+    const [result] = await engine([tool('t', { execute: body })], { guards: [() => ({ deny: 'rate limited' })] }).run([call('t')]);
+    expect(failure(result).error).toEqual({ code: 'PERMISSION_DENIED', message: 't: denied by a guard (rate limited)' });
+    expect(body).not.toHaveBeenCalled();
+  });
+
+  it('no guard can allow what another denied, in any order', async () => {
+    const allowish = () => ({ allow: true }) as never;
+    for (const guards of [[allowish, () => ({ deny: 'no' })], [() => ({ deny: 'no' }), allowish]]) {
+      const [result] = await engine([tool('t')], { guards }).run([call('t')]);
+      expect(failure(result).error.code).toBe('PERMISSION_DENIED');
+    }
+  });
+
+  it('a guard cannot turn a policy denial into permission', async () => {
+    const [result] = await engine([tool('t')], { policy: { default: 'deny' }, guards: [() => ({ allow: true }) as never] }).run([call('t')]);
+    expect(failure(result).error.code).toBe('PERMISSION_DENIED');
+  });
+
+  it('a throwing guard fails closed', async () => {
+    const [result] = await engine([tool('t')], { guards: [() => { throw new Error('boom'); }] }).run([call('t')]);
+    expect(failure(result).error.message).toContain('guard 0 failed (boom)');
+  });
+});
+
+describe('execute stage', () => {
+  it('a wrapper cannot detach the caller\'s cancellation', async () => {
+    const started = deferred();
+    let seen: AbortSignal | undefined;
+    const body = tool('t', {
+      execute: (_args, exec) => {
+        seen = exec.signal;
+        started.resolve();
+        return new Promise((_, reject) => exec.signal.addEventListener('abort', () => reject(new Error('stopped'))));
+      },
+    });
+    // The wrapper replaces the signal with one that never aborts.
+    const detach = (_exec: unknown, next: (r?: { signal?: AbortSignal }) => Promise<unknown>) => next({ signal: new AbortController().signal });
+    const controller = new AbortController();
+    const pending = engine([body], { executeWrappers: [detach as never] }).run([call('t')], { signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const [result] = await pending;
+    expect(seen!.aborted).toBe(true);
+    expect(failure(result).error.code).toBe('ABORTED');
+  });
+
+  it('a body that never settles ends as TIMEOUT at its deadline, and its late end goes to observers only', async () => {
+    vi.useFakeTimers();
+    const release = deferred<null>();
+    const onLateSettlement = vi.fn();
+    const slow = tool('t', { timeoutMs: 500, execute: () => release.promise });
+    const pending = engine([slow], { observers: { onLateSettlement } }).run([call('t')]);
+    await vi.advanceTimersByTimeAsync(499);
+    let settled = false;
+    void pending.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    const [result] = await pending;
+    expect(failure(result).error).toEqual({ code: 'TIMEOUT', message: 't: timed out after 500 ms' });
+    release.resolve(null);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(onLateSettlement).toHaveBeenCalledWith(expect.objectContaining({ toolName: 't', outcome: 'fulfilled' }));
+  });
+
+  it('a thrown error is TOOL_ERROR without host paths or stack frames', async () => {
+    const t = tool('t', { execute: () => { throw new Error(`ENOENT: open '/home/app/secrets/key.pem'\n    at Object.openSync (node:fs:573:3)`); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.code).toBe('TOOL_ERROR');
+    expect(failure(result).error.message).not.toContain('/home/app');
+    expect(failure(result).error.message).not.toContain('node:fs');
+    expect(failure(result).error.message).toContain('ENOENT');
+  });
+
+  it('a ToolCallError chooses its code', async () => {
+    const t = tool('t', { execute: () => { throw new ToolCallError('CPU_LIMIT', 't: used more than 10 ms of CPU'); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error).toEqual({ code: 'CPU_LIMIT', message: 't: used more than 10 ms of CPU' });
+  });
+});
+
+describe('post-process and result', () => {
+  it('a value that fails the output schema is INVALID_TOOL_OUTPUT', async () => {
+    const t = tool('t', { output: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }, execute: () => ({ n: 'x' }) });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error).toMatchObject({ code: 'INVALID_TOOL_OUTPUT', message: expect.stringContaining('/n: must be number') });
+  });
+
+  it('a value that is not JSON is INVALID_TOOL_OUTPUT', async () => {
+    const [result] = await engine([tool('t', { execute: () => ({ when: new Date() }) as never })]).run([call('t')]);
+    expect(failure(result).error.code).toBe('INVALID_TOOL_OUTPUT');
+  });
+
+  it('a value over the size limit is OUTPUT_TOO_LARGE', async () => {
+    const [result] = await engine([tool('t', { execute: () => 'x'.repeat(200) })], { limits: { maxOutputBytes: 100 } }).run([call('t')]);
+    expect(failure(result).error.code).toBe('OUTPUT_TOO_LARGE');
+  });
+
+  it('projectContent shapes what the model reads; the default is JSON text', async () => {
+    const custom = tool('a', { execute: () => ({ n: 1 }), projectContent: (_args, value) => `n is ${(value as { n: number }).n}` });
+    const [a, b] = await engine([custom, tool('b')]).run([call('a'), call('b')]);
+    expect(a!.content).toBe('n is 1');
+    expect(b!.content).toBe('{"ok":true}');
+  });
+
+  it('results are frozen and carry durationMs', async () => {
+    const [result] = await engine([tool('t')]).run([call('t')]);
+    expect(Object.isFrozen(result)).toBe(true);
+    expect(result!.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('finalizeContent runs exactly once for every outcome, and its failure becomes the error', async () => {
+    const seen: string[] = [];
+    const finalizeContent = (_exec: unknown, draft: { isError: boolean; content: string; error?: { code: string } }) => {
+      seen.push(draft.isError ? draft.error!.code : 'ok');
+      return `[final] ${draft.content}`;
+    };
+    const ok = tool('ok', { finalizeContent: finalizeContent as never });
+    const bad = tool('bad', { finalizeContent: finalizeContent as never, execute: () => { throw new Error('x'); } });
+    const denied = tool('denied', { finalizeContent: finalizeContent as never });
+    const results = await engine([ok, bad, denied], { policy: { default: 'allow', rules: [{ tool: 'denied', decision: 'deny' }] } }).run([
+      call('ok'), call('bad'), call('denied'), call('ok', '{bad'),
+    ]);
+    expect(seen).toEqual(['ok', 'TOOL_ERROR', 'PERMISSION_DENIED', 'INVALID_ARGS']);
+    expect(results.every((r) => r.content.startsWith('[final] '))).toBe(true);
+
+    const throwing = tool('t', { finalizeContent: () => { throw new Error('bad transform'); } });
+    const [result] = await engine([throwing]).run([call('t')]);
+    expect(failure(result).error).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringContaining('finalizeContent failed: bad transform') });
+  });
+
+  it('a pre-aborted call runs no stage but still gets one result and one finalizeContent', async () => {
+    const body = vi.fn(() => null);
+    const finalize = vi.fn(() => 'final');
+    const approver = vi.fn(() => true);
+    const guard = vi.fn(() => undefined);
+    const stages: string[] = [];
+    const onResult = vi.fn();
+    const controller = new AbortController();
+    controller.abort();
+    const results = await engine([tool('t', { execute: body, finalizeContent: finalize })], {
+      policy: { default: 'ask' }, approver, guards: [guard], observers: { onResult, onStage: (e) => stages.push(e.stage) },
+    }).run([call('t')], { signal: controller.signal });
+    expect(results).toHaveLength(1);
+    expect(failure(results[0]).error.code).toBe('ABORTED_BEFORE_DISPATCH');
+    expect(body).not.toHaveBeenCalled();
+    expect(approver).not.toHaveBeenCalled();
+    expect(guard).not.toHaveBeenCalled();
+    expect(finalize).toHaveBeenCalledTimes(1);
+    expect(onResult).toHaveBeenCalledTimes(1);
+    expect(stages).toEqual(['result']);
+  });
+
+  it('stages run in the declared order, and observer failures are contained', async () => {
+    const stages: string[] = [];
+    const results = await engine([tool('t')], {
+      observers: { onStage: (e) => { stages.push(e.stage); throw new Error('observer bug'); }, onResult: () => { throw new Error('observer bug'); } },
+    }).run([call('t')]);
+    expect(results[0]!.isError).toBe(false);
+    expect(stages).toEqual(PIPELINE_STAGES.filter((s) => s !== 'parse'));
+  });
+
+  it('zod-authored tools parse (and default) before execute', async () => {
+    const add = defineTool({ name: 'add', description: 'Add.', parameters: z.object({ a: z.number(), b: z.number().default(10) }), execute: ({ a, b }) => a + b });
+    const [result] = await engine([add]).run([call('add', { a: 1 })]);
+    expect(result).toMatchObject({ isError: false, value: 11 });
+  });
+});
