@@ -57,7 +57,7 @@ export type {
 } from './pipeline/pipeline-config.js';
 export { classifyCall, groupCalls } from './scheduler/classify-call.js';
 export type { CallClass } from './scheduler/classify-call.js';
-export type { TurnOptions } from './scheduler/run-turn.js';
+export type { PreSchedule, TurnOptions } from './scheduler/run-turn.js';
 
 export { createEngine } from './engine.js';
 export type { Engine, EngineOptions } from './engine.js';

@@ -14,10 +14,12 @@ export interface TurnOptions {
   readonly tenant?: string;
 }
 
+export type PreSchedule = (calls: readonly ParsedCall[], turn: { readonly signal: AbortSignal; readonly tenant: string | undefined }) => Promise<void>;
+
 export interface SchedulerConfig extends PipelineConfig {
   readonly maxParallel: number;
   /** Async preparation before classification (e.g. a sandbox asking plugins for their verdicts). */
-  readonly preSchedule?: ((calls: readonly ParsedCall[], signal: AbortSignal) => Promise<void>) | undefined;
+  readonly preSchedule?: PreSchedule | undefined;
 }
 
 export async function runTurn(config: SchedulerConfig, requests: readonly ToolCallRequest[], options: TurnOptions = {}): Promise<ToolResult[]> {
@@ -52,7 +54,7 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
 
   try {
     if (config.preSchedule !== undefined && !signal.aborted) {
-      await config.preSchedule(parsed, signal).catch(() => undefined); // no verdict means exclusive
+      await config.preSchedule(parsed, { signal, tenant }).catch(() => undefined); // no verdict means exclusive
     }
     for (const group of groupCalls(parsed)) {
       if (group.kind === 'exclusive' || group.calls.length === 1) await run(group.calls[0] as ParsedCall);

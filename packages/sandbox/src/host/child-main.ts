@@ -1,0 +1,36 @@
+// Entry of a sandbox child process: a Piscina pool of isolate workers, driven over
+// IPC. If the parent goes away, so does this process.
+import { NO_USAGE } from '../isolate/protocol.js';
+import type { FromChild, ToChild } from './child-protocol.js';
+import { THREADS_ENV } from './child-protocol.js';
+import { InProcessHost } from './in-process-host.js';
+
+const threads = Number(process.env[THREADS_ENV]);
+const host = new InProcessHost(Number.isInteger(threads) && threads > 0 ? { threads } : {});
+const running = new Map<number, AbortController>();
+
+function send(message: FromChild): void {
+  if (process.connected) process.send?.(message);
+}
+
+process.on('message', (message: ToChild) => {
+  if (message.type === 'cancel') {
+    running.get(message.id)?.abort();
+    return;
+  }
+  const controller = new AbortController();
+  running.set(message.id, controller);
+  host
+    .run(message.task, controller.signal)
+    .catch(() => ({ ok: false as const, code: 'SANDBOX_CRASH' as const, message: 'the sandbox pool failed', usage: NO_USAGE }))
+    .then((outcome) => {
+      running.delete(message.id);
+      send({ type: 'result', id: message.id, outcome });
+    });
+});
+
+process.on('disconnect', () => {
+  void host.close().finally(() => process.exit(0));
+});
+
+send({ type: 'ready' });

@@ -1,0 +1,16 @@
+// The public API of @airlock/sandbox: everything a user may import is named here.
+
+export { createSandbox } from './sandbox.js';
+export type { PluginReport, Sandbox, SandboxOptions } from './sandbox.js';
+export { SandboxError } from './errors/sandbox-error.js';
+export type { SandboxErrorCode } from './errors/sandbox-error.js';
+export { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, MIN_MEMORY_MB } from './manifest/host-limits.js';
+export type { PluginLimits } from './manifest/host-limits.js';
+export { manifestSchema } from './manifest/manifest-schema.js';
+export type { PluginManifest } from './manifest/manifest-schema.js';
+export { MANIFEST_FILE } from './plugin/read-plugin-folder.js';
+export { DEFAULT_TENANT } from './plugin/plugin-tools.js';
+export type { LoadedPlugin } from './plugin/loaded-plugin.js';
+export type { PluginToolDescriptor } from './plugin/describe-plugin.js';
+export { hasSnapshotFlag } from './host/in-process-host.js';
+export type { SandboxOutcome, Usage } from './isolate/protocol.js';

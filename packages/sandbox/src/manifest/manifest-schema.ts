@@ -1,0 +1,57 @@
+// The operator's manifest, `airlock.plugin.json`. Every key is checked; unknown keys
+// are errors, and limits may be omitted but never exceed the host's caps.
+import { z } from 'zod';
+import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from './host-limits.js';
+
+const decision = z.enum(['allow', 'deny', 'ask']);
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
+
+function limit(caps: PluginLimits, key: keyof PluginLimits, min: number) {
+  return z
+    .number({ error: `must be a number` })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(caps[key], `must be at most ${caps[key]} (the host's cap)`)
+    .optional();
+}
+
+export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
+  return z.strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1-64 lowercase letters, digits, ".", "_" or "-"'),
+    module: z.string().min(1, 'must name the plugin module file').regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+\.(m?js)$/, 'must be a relative path to a .js or .mjs file inside the plugin folder'),
+    version: z.string().max(64).optional(),
+    description: z.string().max(1000).optional(),
+    limits: z.strictObject({
+      memoryMb: limit(caps, 'memoryMb', MIN_MEMORY_MB),
+      timeoutMs: limit(caps, 'timeoutMs', 1),
+      cpuMs: limit(caps, 'cpuMs', 1),
+      maxOutputBytes: limit(caps, 'maxOutputBytes', 1),
+    }).optional(),
+    permissions: z.strictObject({
+      default: decision.optional(),
+      tools: z.record(toolName, decision).optional(),
+      /** Argument-level rules for this plugin's tools, e.g. deny write_file when path matches /etc/**. */
+      rules: z.array(z.strictObject({
+        tool: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+        when: z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)])).optional(),
+        decision,
+        reason: z.string().max(500).optional(),
+      })).max(100).optional(),
+    }).optional(),
+    capabilities: z.array(z.string().regex(/^[a-z][a-zA-Z0-9_.]{0,63}$/, 'must be a capability name')).max(32).optional(),
+    /** "fresh" (default): a new realm per call. "warm": one realm per tenant, reused while healthy. */
+    realm: z.enum(['fresh', 'warm']).optional(),
+    /** Realm features absent unless granted: the isolate's heap limit does not see their memory. */
+    grants: z.strictObject({ webAssembly: z.boolean().optional(), sharedArrayBuffer: z.boolean().optional() }).optional(),
+  });
+}
+
+export type PluginManifest = z.infer<ReturnType<typeof manifestSchema>>;
+
+/** `limits.memoryMb must be at most 512 (the host's cap)` from a zod issue. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join('.') || '(manifest)';
+  if (issue.code === 'unrecognized_keys') return `${path === '(manifest)' ? '' : `${path}.`}${issue.keys.join(', ')}: unknown key${issue.keys.length > 1 ? 's' : ''}`;
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
+  return `${path} ${issue.message}`;
+}

@@ -1,0 +1,77 @@
+// Asks a plugin, inside a throwaway isolate, what tools it has; checks every
+// descriptor through core's own registration so a plugin tool obeys the same
+// contract as a host tool.
+import { AirlockError, defineTool, ToolRegistry, type JsonSchema } from '@airlock/core';
+import { z } from 'zod';
+import type { PluginSpec } from '../isolate/protocol.js';
+import type { PluginManifest } from '../manifest/manifest-schema.js';
+import type { SandboxHost } from '../host/sandbox-host.js';
+
+export interface PluginToolDescriptor {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+  readonly deferLoading?: boolean;
+  readonly output?: JsonSchema;
+  readonly hasClassifier: boolean;
+}
+
+const descriptorSchema = z.object({
+  invalid: z.string().optional(),
+  name: z.unknown().optional(),
+  description: z.unknown().optional(),
+  parameters: z.unknown().optional(),
+  deferLoading: z.unknown().optional(),
+  output: z.unknown().optional(),
+  hasExecute: z.boolean(),
+  hasClassifier: z.boolean(),
+});
+
+export async function describePlugin(host: SandboxHost, spec: PluginSpec, manifest: PluginManifest, where: string, problems: string[]): Promise<PluginToolDescriptor[]> {
+  const outcome = await host.run({ kind: 'describe', plugin: spec });
+  if (!outcome.ok) {
+    problems.push(`${where}: the module could not be loaded (${outcome.code}: ${outcome.message})`);
+    return [];
+  }
+  const parsed = z.array(descriptorSchema).safeParse(JSON.parse(outcome.json));
+  if (!parsed.success) {
+    problems.push(`${where}: the module's tool list has an unexpected shape`);
+    return [];
+  }
+  if (parsed.data.length === 0) problems.push(`${where}: the module exports no tools`);
+
+  const registry = new ToolRegistry();
+  const tools: PluginToolDescriptor[] = [];
+  parsed.data.forEach((raw, index) => {
+    const label = `${where}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
+    if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
+    if (!raw.hasExecute) return void problems.push(`${label}: execute must be a function`);
+    try {
+      // The same checks a host tool passes: name, description, lossless object-rooted schemas that compile.
+      const checked = registry.register(defineTool({
+        name: raw.name as string,
+        description: raw.description as string,
+        parameters: raw.parameters as JsonSchema,
+        ...(raw.deferLoading === undefined ? {} : { deferLoading: raw.deferLoading as boolean }),
+        ...(raw.output === undefined ? {} : { output: raw.output as JsonSchema }),
+        execute: () => null,
+      })).definition;
+      tools.push({
+        name: checked.name,
+        description: checked.description,
+        parameters: checked.parameters,
+        ...(checked.deferLoading === undefined ? {} : { deferLoading: checked.deferLoading }),
+        ...(checked.output === undefined ? {} : { output: checked.output }),
+        hasClassifier: raw.hasClassifier,
+      });
+    } catch (error) {
+      problems.push(`${label}: ${AirlockError.isInstance(error) ? error.message : String(error)}`);
+    }
+  });
+
+  const names = new Set(tools.map((tool) => tool.name));
+  for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
+    if (!names.has(name)) problems.push(`${where}: permissions.tools.${name} names no tool of this plugin`);
+  }
+  return tools;
+}

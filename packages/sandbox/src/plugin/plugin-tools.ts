@@ -1,0 +1,86 @@
+// Turns a loaded plugin into core tool definitions: model-facing fields from the
+// module, host-only fields from the manifest and the host. The body runs only in
+// the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
+import { ToolCallError, defineTool, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
+import type { SandboxHost } from '../host/sandbox-host.js';
+import type { LoadedPlugin } from './loaded-plugin.js';
+
+/** Extra wall time the core deadline allows, so the sandbox's own (isolate-only) kill normally wins. */
+const HOST_DEADLINE_GRACE_MS = 1000;
+export const DEFAULT_TENANT = 'default';
+
+/** Verdicts of plugin classifiers for this turn, keyed by the frozen args object of each call. */
+export type Verdicts = WeakMap<object, boolean>;
+
+export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: Verdicts): AnyTool[] {
+  return plugin.tools.map((descriptor) =>
+    defineTool({
+      name: descriptor.name,
+      description: descriptor.description,
+      parameters: descriptor.parameters,
+      ...(descriptor.deferLoading === undefined ? {} : { deferLoading: descriptor.deferLoading }),
+      ...(descriptor.output === undefined ? {} : { output: descriptor.output }),
+      timeoutMs: plugin.spec.limits.timeoutMs + HOST_DEADLINE_GRACE_MS,
+      // Only a verdict the isolate gave this very call admits it to a parallel group.
+      ...(descriptor.hasClassifier ? { isConcurrencySafe: (args: JsonObject) => verdicts.get(args) === true } : {}),
+      execute: async (args: JsonObject, exec): Promise<JsonValue> => {
+        const argsJson = JSON.stringify(args);
+        const outcome = await host.run(
+          { kind: 'call', plugin: plugin.spec, tenant: exec.tenant ?? DEFAULT_TENANT, tool: descriptor.name, callId: exec.callId, argsJson },
+          exec.signal,
+        );
+        exec.setMetadata({ cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name });
+        if (!outcome.ok) throw new ToolCallError(outcome.code, `${descriptor.name}: ${outcome.message}`);
+        return JSON.parse(outcome.json) as JsonValue;
+      },
+    }),
+  );
+}
+
+/** Asks each plugin's classifiers, inside its isolate, about this turn's calls. */
+export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: SandboxHost, verdicts: Verdicts): PreSchedule {
+  const owners = new Map<string, LoadedPlugin>();
+  for (const plugin of plugins) for (const tool of plugin.tools) if (tool.hasClassifier) owners.set(tool.name, plugin);
+  return async (calls: readonly ParsedCall[], turn) => {
+    const byPlugin = new Map<LoadedPlugin, ParsedCall[]>();
+    for (const call of calls) {
+      const owner = call.failure === undefined ? owners.get(call.name) : undefined;
+      if (owner !== undefined) byPlugin.set(owner, [...(byPlugin.get(owner) ?? []), call]);
+    }
+    await Promise.all([...byPlugin].map(async ([plugin, pluginCalls]) => {
+      const outcome = await host.run(
+        { kind: 'classify', plugin: plugin.spec, tenant: turn.tenant ?? DEFAULT_TENANT, calls: pluginCalls.map((call) => ({ tool: call.name, argsJson: JSON.stringify(call.args) })) },
+        turn.signal,
+      );
+      if (!outcome.ok) return; // no verdict: exclusive
+      const answers: unknown = JSON.parse(outcome.json);
+      if (!Array.isArray(answers)) return;
+      pluginCalls.forEach((call, index) => verdicts.set(call.args as object, answers[index] === true));
+    }));
+  };
+}
+
+/** The manifest's permissions as core policy rules, scoped to this plugin's own tools. */
+export function pluginPolicyRules(plugin: LoadedPlugin): PolicyRule[] {
+  const permissions = plugin.manifest.permissions;
+  const names = plugin.tools.map((tool) => tool.name);
+  const rules: PolicyRule[] = names.map((name) => ({
+    tool: name,
+    decision: permissions?.tools?.[name] ?? permissions?.default ?? 'allow',
+    reason: `the ${plugin.name} plugin's manifest (${permissions?.tools?.[name] !== undefined ? `permissions.tools.${name}` : 'permissions.default'})`,
+  }));
+  for (const rule of permissions?.rules ?? []) {
+    // A manifest can only speak for its own plugin's tools.
+    const globs = typeof rule.tool === 'string' ? [rule.tool] : rule.tool;
+    const scoped = names.filter((name) => globs.some((glob) => globMatches(glob, name)));
+    if (scoped.length === 0) continue;
+    rules.push({ tool: scoped, decision: rule.decision, ...(rule.when === undefined ? {} : { when: rule.when }), reason: rule.reason ?? `a rule in the ${plugin.name} plugin's manifest` });
+  }
+  return rules;
+}
+
+function globMatches(glob: string, name: string): boolean {
+  if (!glob.includes('*')) return glob === name;
+  const pattern = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${pattern}$`).test(name);
+}

@@ -1,0 +1,93 @@
+// Reads a plugin folder: its manifest, checked key by key, and its module source,
+// which must stay inside the folder. Collects every problem instead of stopping at one.
+import { createHash } from 'node:crypto';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
+import { describeIssue, manifestSchema, type PluginManifest } from '../manifest/manifest-schema.js';
+import type { PluginSpec } from '../isolate/protocol.js';
+
+export const MANIFEST_FILE = 'airlock.plugin.json';
+const MAX_MODULE_BYTES = 8 * 1024 * 1024;
+const MAX_MANIFEST_BYTES = 256 * 1024;
+
+export interface PluginFolder {
+  readonly dir: string;
+  readonly manifestPath: string;
+  readonly manifest: PluginManifest | undefined;
+  readonly spec: PluginSpec | undefined;
+  /** Every problem found, each prefixed with the file it is in. */
+  readonly problems: string[];
+}
+
+export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LIMIT_CAPS): Promise<PluginFolder> {
+  const manifestPath = join(dir, MANIFEST_FILE);
+  const problems: string[] = [];
+  const done = (manifest?: PluginManifest, spec?: PluginSpec): PluginFolder => ({ dir, manifestPath, manifest, spec, problems });
+
+  let text: string;
+  try {
+    const info = await stat(manifestPath);
+    if (info.size > MAX_MANIFEST_BYTES) return (problems.push(`${manifestPath}: larger than ${MAX_MANIFEST_BYTES} bytes`), done());
+    text = await readFile(manifestPath, 'utf8');
+  } catch {
+    problems.push(`${manifestPath}: not found (a plugin folder needs ${MANIFEST_FILE})`);
+    return done();
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    problems.push(`${manifestPath}: not valid JSON (${(error as Error).message})`);
+    return done();
+  }
+  const parsed = manifestSchema(caps).safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${manifestPath}: ${describeIssue(issue)}`);
+    return done();
+  }
+  const manifest = parsed.data;
+
+  const source = await readModule(dir, manifest.module, problems);
+  if (source === undefined) return done(manifest);
+  const given = manifest.limits ?? {};
+  // The schema already refused values above the caps; a default above a lowered cap is clamped.
+  const limits: PluginLimits = {
+    memoryMb: Math.min(given.memoryMb ?? DEFAULT_PLUGIN_LIMITS.memoryMb, caps.memoryMb),
+    timeoutMs: Math.min(given.timeoutMs ?? DEFAULT_PLUGIN_LIMITS.timeoutMs, caps.timeoutMs),
+    cpuMs: Math.min(given.cpuMs ?? DEFAULT_PLUGIN_LIMITS.cpuMs, caps.cpuMs),
+    maxOutputBytes: Math.min(given.maxOutputBytes ?? DEFAULT_PLUGIN_LIMITS.maxOutputBytes, caps.maxOutputBytes),
+  };
+  const spec: PluginSpec = {
+    key: `${manifest.name}@${createHash('sha256').update(source).digest('hex').slice(0, 16)}`,
+    name: manifest.name,
+    source,
+    limits,
+    realm: manifest.realm ?? 'fresh',
+    grants: { webAssembly: manifest.grants?.webAssembly === true, sharedArrayBuffer: manifest.grants?.sharedArrayBuffer === true },
+  };
+  return done(manifest, spec);
+}
+
+async function readModule(dir: string, modulePath: string, problems: string[]): Promise<string | undefined> {
+  const where = `${join(dir, MANIFEST_FILE)}: module`;
+  let root: string;
+  let file: string;
+  try {
+    root = await realpath(dir);
+    file = await realpath(join(dir, modulePath));
+  } catch {
+    problems.push(`${where} "${modulePath}" does not exist`);
+    return undefined;
+  }
+  // A symlink may not lead the module outside the plugin folder.
+  const inside = relative(root, file);
+  if (inside.startsWith('..') || inside.startsWith(sep)) {
+    problems.push(`${where} "${modulePath}" resolves outside the plugin folder`);
+    return undefined;
+  }
+  const info = await stat(file);
+  if (!info.isFile()) return (problems.push(`${where} "${modulePath}" is not a file`), undefined);
+  if (info.size > MAX_MODULE_BYTES) return (problems.push(`${where} "${modulePath}" is larger than ${MAX_MODULE_BYTES} bytes`), undefined);
+  return readFile(file, 'utf8');
+}

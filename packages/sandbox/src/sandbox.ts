@@ -1,0 +1,128 @@
+// createSandbox: loads third-party plugins and exposes them as core tools, with the
+// manifest's permissions as policy rules and classifiers run inside the isolates.
+import type { AnyTool, PolicyRule, PreSchedule } from '@airlock/core';
+import { SandboxError } from './errors/sandbox-error.js';
+import { ChildProcessHost } from './host/child-process-host.js';
+import { InProcessHost } from './host/in-process-host.js';
+import type { SandboxHost } from './host/sandbox-host.js';
+import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
+import { describePlugin } from './plugin/describe-plugin.js';
+import { discoverPluginFolders } from './plugin/discover-plugins.js';
+import type { LoadedPlugin } from './plugin/loaded-plugin.js';
+import { classifyInSandbox, pluginPolicyRules, pluginTools, type Verdicts } from './plugin/plugin-tools.js';
+import { readPluginFolder } from './plugin/read-plugin-folder.js';
+
+export interface SandboxOptions {
+  /**
+   * "process" (default): the isolate pool runs in a supervised child process, so an
+   * isolate that takes its process down cannot take yours. "in-process": the pool runs
+   * in this process (needs --no-node-snapshot); an isolated-vm OOM may then abort it.
+   */
+  readonly mode?: 'process' | 'in-process';
+  /** Worker threads in the pool. Default: available parallelism, at least 2. */
+  readonly threads?: number;
+  /** OS-level resident-memory ceiling of the sandbox process, in MiB (process mode). Default 2048. */
+  readonly processMemoryMb?: number;
+  /** The most any manifest may ask for; lower these to tighten every plugin. */
+  readonly caps?: Partial<PluginLimits>;
+}
+
+export interface PluginReport {
+  readonly dir: string;
+  readonly name: string | undefined;
+  readonly tools: readonly string[];
+  readonly problems: readonly string[];
+}
+
+export interface Sandbox {
+  /** Loads plugin folders (or folders of them); throws SandboxError listing every problem. */
+  loadPlugins(paths: readonly string[]): Promise<LoadedPlugin[]>;
+  /** Checks plugin folders without loading them into the sandbox's tool list. */
+  checkPlugins(paths: readonly string[]): Promise<PluginReport[]>;
+  plugins(): readonly LoadedPlugin[];
+  /** Core tool definitions for every loaded plugin tool. */
+  tools(): AnyTool[];
+  /** The manifests' permissions, as core policy rules scoped to each plugin's tools. */
+  policyRules(): PolicyRule[];
+  /** Pass to the engine: runs plugin classifiers inside their isolates before scheduling. */
+  readonly preSchedule: PreSchedule;
+  /** Process ids hosting isolates (for supervision and fault-injection tests). */
+  processIds(): number[];
+  close(): Promise<void>;
+}
+
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
+  for (const [key, value] of Object.entries(caps)) {
+    if (!(Number.isInteger(value) && value > 0 && value <= HOST_LIMIT_CAPS[key as keyof PluginLimits])) {
+      throw new SandboxError('INVALID_PLUGIN', `options.caps.${key} must be a positive integer no larger than ${HOST_LIMIT_CAPS[key as keyof PluginLimits]}`);
+    }
+  }
+  const pool = options.threads === undefined ? {} : { threads: options.threads };
+  const host: SandboxHost = options.mode === 'in-process'
+    ? new InProcessHost(pool)
+    : new ChildProcessHost({ ...pool, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
+  const loaded: LoadedPlugin[] = [];
+  const verdicts: Verdicts = new WeakMap();
+  let toolCache: AnyTool[] | undefined;
+  let closed = false;
+
+  const inspect = async (dir: string): Promise<{ report: PluginReport; plugin: LoadedPlugin | undefined }> => {
+    const folder = await readPluginFolder(dir, caps);
+    const problems = [...folder.problems];
+    let tools: LoadedPlugin['tools'] = [];
+    if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
+      tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems);
+    }
+    const plugin = problems.length === 0 && folder.manifest !== undefined && folder.spec !== undefined
+      ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools }
+      : undefined;
+    return { report: { dir, name: folder.manifest?.name, tools: tools.map((tool) => tool.name), problems }, plugin };
+  };
+
+  const checkPlugins = async (paths: readonly string[]): Promise<PluginReport[]> => {
+    const reports: PluginReport[] = [];
+    for (const dir of await discoverPluginFolders(paths)) reports.push((await inspect(dir)).report);
+    return reports;
+  };
+
+  return {
+    checkPlugins,
+    async loadPlugins(paths) {
+      if (closed) throw new SandboxError('SANDBOX_CLOSED', 'the sandbox is closed');
+      const fresh: LoadedPlugin[] = [];
+      const problems: string[] = [];
+      for (const dir of await discoverPluginFolders(paths)) {
+        const { report, plugin } = await inspect(dir);
+        problems.push(...report.problems);
+        if (plugin !== undefined) fresh.push(plugin);
+      }
+      if (problems.length > 0) throw new SandboxError('INVALID_PLUGIN', problems[0] as string, problems);
+      // Two plugins exposing the same tool name is a load error, never a silent shadow.
+      const owner = new Map<string, string>();
+      for (const plugin of [...loaded, ...fresh]) {
+        for (const tool of plugin.tools) {
+          const first = owner.get(tool.name);
+          if (first !== undefined) problems.push(`tool "${tool.name}" is exposed by both ${first} and ${plugin.dir}`);
+          else owner.set(tool.name, plugin.dir);
+        }
+      }
+      if (problems.length > 0) throw new SandboxError('DUPLICATE_TOOL', problems[0] as string, problems);
+      loaded.push(...fresh);
+      toolCache = undefined;
+      return fresh;
+    },
+    plugins: () => [...loaded],
+    tools() {
+      toolCache ??= loaded.flatMap((plugin) => pluginTools(plugin, host, verdicts));
+      return [...toolCache];
+    },
+    policyRules: () => loaded.flatMap(pluginPolicyRules),
+    preSchedule: (calls, turn) => classifyInSandbox(loaded, host, verdicts)(calls, turn),
+    processIds: () => host.processIds(),
+    async close() {
+      closed = true;
+      await host.close();
+    },
+  };
+}
