@@ -1,0 +1,198 @@
+// One hostile fixture per attack class. Each test asserts the result code, that
+// exactly one result came back, that the deadline held (within about twice the
+// budget), and that a benign call to the same plugin works right after.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ToolFailure, ToolResult } from '@airlock/core';
+import { SandboxError } from '@airlock/sandbox';
+import { harness, type Harness } from './support/plugin-harness.js';
+
+const LIMITS = { memoryMb: 16, timeoutMs: 1000, cpuMs: 200, maxOutputBytes: 65536 };
+/** Fixed allowance for the process hop and realm creation on a loaded machine. */
+const HOP_MS = 400;
+
+let open: Harness | undefined;
+afterEach(async () => {
+  await open?.close();
+  open = undefined;
+});
+
+async function attack(fixture: string, limits = LIMITS): Promise<{ result: ToolResult; elapsedMs: number; h: Harness }> {
+  const h = await harness(`hostile/${fixture}`, limits);
+  open = h;
+  const { results, elapsedMs } = await h.call('attack');
+  expect(results).toHaveLength(1);
+  return { result: results[0]!, elapsedMs, h };
+}
+
+async function expectBenignAfter(h: Harness): Promise<void> {
+  const { results } = await h.call('benign', { text: 'still here' });
+  expect(results).toHaveLength(1);
+  expect(results[0]).toMatchObject({ isError: false, value: { echoed: 'still here' } });
+}
+
+const code = (result: ToolResult) => (result as ToolFailure).error?.code;
+
+describe('CPU attacks end as CPU_LIMIT within about twice the CPU budget', () => {
+  it.each(['infinite-loop.js', 'microtask-flood.js', 'async-loop.js', 'redos.js'])('%s', async (fixture) => {
+    const { result, elapsedMs, h } = await attack(fixture);
+    expect(code(result)).toBe('CPU_LIMIT');
+    expect(elapsedMs).toBeLessThan(2 * LIMITS.cpuMs + HOP_MS);
+    await expectBenignAfter(h);
+  });
+});
+
+describe('wall clock', () => {
+  it('never-settles.js: a promise that never settles ends as TIMEOUT at the deadline', async () => {
+    const { result, elapsedMs, h } = await attack('never-settles.js');
+    expect(code(result)).toBe('TIMEOUT');
+    expect(elapsedMs).toBeGreaterThanOrEqual(LIMITS.timeoutMs - 5);
+    expect(elapsedMs).toBeLessThan(2 * LIMITS.timeoutMs);
+    await expectBenignAfter(h);
+  });
+});
+
+describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
+  it.each(['heap-growth.js', 'huge-strings.js'])('%s', async (fixture) => {
+    const { result, elapsedMs, h } = await attack(fixture, { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
+    expect(code(result)).toBe('MEMORY_LIMIT');
+    expect(elapsedMs).toBeLessThan(2 * 10_000);
+    await expectBenignAfter(h);
+  });
+
+  it('huge-array.js: a V8 fatal error aborts the sandbox process, not the embedder; the next call works', async () => {
+    const { result, h } = await attack('huge-array.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
+    expect(code(result)).toBe('SANDBOX_CRASH');
+    expect(process.pid).toBeGreaterThan(0); // this test process is still here
+    await expectBenignAfter(h);
+  });
+
+  it('array-buffers.js: the isolate allocator refuses buffers past the limit', async () => {
+    const { result, h } = await attack('array-buffers.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
+    expect(code(result)).toBe('TOOL_ERROR');
+    expect((result as ToolFailure).error.message).toContain('Array buffer allocation failed');
+    await expectBenignAfter(h);
+  });
+
+  it('webassembly-memory.js: WebAssembly is absent unless granted', async () => {
+    const { result, h } = await attack('webassembly-memory.js');
+    expect(code(result)).toBe('TOOL_ERROR');
+    expect((result as ToolFailure).error.message).toContain('WebAssembly is not defined');
+    await expectBenignAfter(h);
+  });
+});
+
+describe('output attacks', () => {
+  it.each([
+    ['huge-output.js', 'OUTPUT_TOO_LARGE'],
+    ['cyclic-output.js', 'INVALID_TOOL_OUTPUT'],
+    ['non-json-output.js', 'INVALID_TOOL_OUTPUT'],
+    ['spinning-getter.js', 'CPU_LIMIT'],
+    ['spinning-tojson.js', 'CPU_LIMIT'],
+    ['spinning-proxy.js', 'CPU_LIMIT'],
+    ['hostile-thrown-spinning.js', 'CPU_LIMIT'],
+  ])('%s ends as %s', async (fixture, expected) => {
+    const { result, elapsedMs, h } = await attack(fixture);
+    expect(code(result)).toBe(expected);
+    expect(elapsedMs).toBeLessThan(2 * LIMITS.timeoutMs);
+    await expectBenignAfter(h);
+  });
+
+  it('hostile-thrown-proxy.js: an unreadable thrown value is a plain TOOL_ERROR', async () => {
+    const { result, h } = await attack('hostile-thrown-proxy.js');
+    expect((result as ToolFailure).error).toMatchObject({ code: 'TOOL_ERROR', message: 'attack: an unreadable error was thrown' });
+    await expectBenignAfter(h);
+  });
+
+  it('replaced-json.js: replacing JSON and prototypes inside the realm forges nothing', async () => {
+    const { result, h } = await attack('replaced-json.js');
+    expect(result).toMatchObject({ isError: false, value: 42 });
+    await expectBenignAfter(h);
+  });
+
+  it('proxy-symbol-tricks.js: traps run inside the isolate; no host state leaks', async () => {
+    const { result, h } = await attack('proxy-symbol-tricks.js');
+    expect(result).toMatchObject({ isError: false, value: { leaked: 'undefined' } });
+    await expectBenignAfter(h);
+  });
+});
+
+describe('escape attempts', () => {
+  it('constructor-chain.js: every constructor chain leads to the isolate\'s own global', async () => {
+    const { result, h } = await attack('constructor-chain.js');
+    expect(result).toMatchObject({ isError: false, value: { args: [], ctx: [], fn: [], global: [] } });
+    await expectBenignAfter(h);
+  });
+
+  it('prepare-stack-trace.js: frames hold only plugin code, and the message carries no host path', async () => {
+    const { result, h } = await attack('prepare-stack-trace.js');
+    expect(code(result)).toBe('TOOL_ERROR');
+    const message = (result as ToolFailure).error.message;
+    expect(message).not.toContain('HOST PROCESS');
+    expect(message).not.toMatch(/node:|\/work\/|node_modules|dist\//);
+    await expectBenignAfter(h);
+  });
+
+  it('dynamic-import.js: import() of a host module fails inside the isolate', async () => {
+    const { result, h } = await attack('dynamic-import.js');
+    expect(code(result)).toBe('TOOL_ERROR');
+    await expectBenignAfter(h);
+  });
+
+  it('leaked-handles.js: nothing of the host is reachable from the global object', async () => {
+    const { result, h } = await attack('leaked-handles.js');
+    expect(result.isError).toBe(false);
+    const { suspicious, globals } = (result as { value: { suspicious: string[]; globals: string[] } }).value;
+    if (suspicious.length > 0) console.error(suspicious);
+    expect(suspicious).toEqual([]);
+    for (const name of ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'process', 'require', '__airlock_entry']) expect(globals).not.toContain(name);
+    await expectBenignAfter(h);
+  });
+
+  it('static-import.js: a module that imports host code does not load, and says why', async () => {
+    const error = await harness('hostile/static-import.js').catch((thrown: unknown) => thrown);
+    expect(SandboxError.isInstance(error)).toBe(true);
+    expect((error as SandboxError).message).toContain('import "node:fs" is not available');
+  });
+
+  it('top-level-loop.js: a module whose top level never finishes does not load', async () => {
+    const started = performance.now();
+    const error = await harness('hostile/top-level-loop.js').catch((thrown: unknown) => thrown);
+    expect((error as SandboxError).message).toContain('CPU_LIMIT');
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('realm persistence and arguments', () => {
+  it('realm-persistence.js: each call starts in a fresh realm', async () => {
+    const h = await harness('hostile/realm-persistence.js', LIMITS, { threads: 1 });
+    open = h;
+    const first = await h.call('attack');
+    const second = await h.call('attack');
+    expect(first.results[0]).toMatchObject({ value: { counter: 0, polluted: null } });
+    expect(second.results[0]).toMatchObject({ value: { counter: 0, polluted: null } });
+  });
+
+  it('malicious-args.js: a "__proto__" key arrives as plain data', async () => {
+    const h = await harness('hostile/malicious-args.js', LIMITS);
+    open = h;
+    const { results } = await h.call('attack', '{"__proto__": {"polluted": "yes"}, "a": 1}');
+    expect(results[0]).toMatchObject({ isError: false, value: { ownKeys: ['__proto__', 'a'], polluted: null, protoIsObject: true } });
+  });
+
+  it('oversized arguments are INVALID_ARGS before they reach the sandbox', async () => {
+    const h = await harness('hostile/malicious-args.js', LIMITS);
+    open = h;
+    const { results } = await h.call('attack', { blob: 'x'.repeat(2 * 1024 * 1024) });
+    expect((results[0] as ToolFailure).error.code).toBe('INVALID_ARGS');
+    await expectBenignAfter(h);
+  });
+
+  it('classifier-spin.js: a spinning classifier only makes its call exclusive', async () => {
+    const h = await harness('hostile/classifier-spin.js', LIMITS);
+    open = h;
+    const started = performance.now();
+    const { results } = await h.call('attack');
+    expect(results[0]).toMatchObject({ isError: false, value: 'ran' });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
