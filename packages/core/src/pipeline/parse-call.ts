@@ -8,11 +8,10 @@ import { describeValidationErrors } from '../validation/describe-errors.js';
 import type { ParsedCall, PipelineLimits } from './pipeline-config.js';
 
 export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits): ParsedCall {
-  const startedAt = performance.now();
   const callId = String(request.id);
   const name = String(request.name);
   const tool = registry.get(name);
-  const failed = (code: 'INVALID_ARGS' | 'UNKNOWN_TOOL', message: string): ParsedCall => ({ index, callId, name, startedAt, tool, args: undefined, failure: { code, message } });
+  const failed = (code: 'INVALID_ARGS' | 'UNKNOWN_TOOL', message: string): ParsedCall => ({ index, callId, name, tool, args: undefined, failure: { code, message } });
   if (tool === undefined) return failed('UNKNOWN_TOOL', unknownToolMessage(registry, name));
   const parsed = parseJsonArguments(request.arguments, limits);
   if (!parsed.ok) return failed('INVALID_ARGS', `${name}: ${parsed.message}`);
@@ -21,7 +20,7 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
     return failed('INVALID_ARGS', `${name}: arguments must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
   if (!tool.validateArgs(value)) return failed('INVALID_ARGS', invalidArgsMessage(tool, name));
-  return { index, callId, name, startedAt, tool, args: value as JsonObject, failure: undefined };
+  return { index, callId, name, tool, args: value as JsonObject, failure: undefined };
 }
 
 function unknownToolMessage(registry: ToolRegistry, name: string): string {

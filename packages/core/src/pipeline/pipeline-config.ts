@@ -76,7 +76,6 @@ export interface ParsedCall {
   readonly index: number;
   readonly callId: string;
   readonly name: string;
-  readonly startedAt: number;
   readonly tool: RegisteredTool | undefined;
   readonly args: JsonObject | undefined;
   readonly failure: { readonly code: 'INVALID_ARGS' | 'UNKNOWN_TOOL'; readonly message: string } | undefined;

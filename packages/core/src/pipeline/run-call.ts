@@ -13,6 +13,8 @@ import { runGuards } from './run-guards.js';
 import type { PipelineStage } from './stage-order.js';
 
 export async function runParsedCall(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal): Promise<ToolResult> {
+  // Timed from the call's own start, not the turn's: waiting behind a barrier is not its duration.
+  const startedAt = performance.now();
   let metadata: ResultMetadata | undefined;
   let draft: DraftResult;
   try {
@@ -23,7 +25,7 @@ export async function runParsedCall(config: PipelineConfig, call: ParsedCall, te
     // The one outer catch: anything unexpected is still a result.
     draft = draftFailure('TOOL_ERROR', `${call.name}: internal failure: ${sanitizeMessage(messageOf(error))}`);
   }
-  return finish(config, call, tenant, signal, draft, metadata);
+  return finish(config, call, tenant, signal, draft, metadata, startedAt);
 }
 
 async function walkStages(
@@ -61,7 +63,7 @@ async function walkStages(
   return postProcess(call, args, outcome.value, config.limits);
 }
 
-function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal, draft: DraftResult, metadata: ResultMetadata | undefined): ToolResult {
+function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal, draft: DraftResult, metadata: ResultMetadata | undefined, startedAt: number): ToolResult {
   let content = draft.content;
   let error: { code: ResultCode; message: string } | undefined = draft.isError ? draft.error : undefined;
   const finalize = call.tool?.definition.finalizeContent;
@@ -78,7 +80,7 @@ function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undef
     }
   }
   stage(config, call, 'result');
-  const durationMs = Math.round((performance.now() - call.startedAt) * 1000) / 1000;
+  const durationMs = Math.round((performance.now() - startedAt) * 1000) / 1000;
   const result: ToolResult = error === undefined && !draft.isError
     ? { callId: call.callId, name: call.name, content, durationMs, isError: false, value: draft.value }
     : { callId: call.callId, name: call.name, content, durationMs, isError: true, error: Object.freeze({ code: error!.code, message: error!.message }) };

@@ -1,6 +1,11 @@
 // Finds the tool-call message in a transcript and which provider wrote it:
 // one message, an array of messages, or `{ messages: [...] }` (the last assistant message runs).
-import { invalidMessage, isRecord } from './provider-format.js';
+import { AirlockError } from '../errors/airlock-error.js';
+import { isRecord } from './provider-format.js';
+
+function notToolCalls(detail: string): AirlockError {
+  return new AirlockError('INVALID_PROVIDER_MESSAGE', `not a tool-call message: ${detail}`);
+}
 
 export interface DetectedMessage {
   readonly provider: 'openai' | 'anthropic' | 'responses' | 'gemini';
@@ -24,12 +29,12 @@ export function detectToolCallMessage(input: unknown): DetectedMessage {
   const list = Array.isArray(input) ? input : isRecord(input) && Array.isArray(input.messages) ? input.messages : undefined;
   if (list === undefined) {
     const provider = detectOne(input);
-    if (provider === undefined) throw invalidMessage('openai', 'found neither OpenAI "tool_calls" nor Anthropic "tool_use" blocks');
+    if (provider === undefined) throw notToolCalls('found neither OpenAI "tool_calls", Anthropic "tool_use", Responses "function_call" nor Gemini "functionCall"');
     return { provider, message: input };
   }
   const lastAssistant = list.findLast(isAssistant);
-  if (lastAssistant === undefined) throw invalidMessage('openai', 'the transcript has no assistant message');
+  if (lastAssistant === undefined) throw notToolCalls('the transcript has no assistant message');
   const provider = detectOne(lastAssistant);
-  if (provider === undefined) throw invalidMessage('openai', 'the last assistant message has no tool calls');
+  if (provider === undefined) throw notToolCalls('the last assistant message has no tool calls');
   return { provider, message: lastAssistant };
 }

@@ -66,11 +66,12 @@ export class ChildProcessHost implements SandboxHost {
     const child = this.#child;
     this.#failAll('the sandbox was closed');
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      // The child holds nothing worth flushing, and a hard stop never runs isolated-vm's
+      // teardown (which can abort after a kill): results were all collected above.
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.disconnect?.();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 2000);
+      child.ref(); // an idle child is unref'd; waiting for its exit must keep this process alive
+      child.kill('SIGKILL');
       await exited;
-      clearTimeout(kill);
     }
   }
 

@@ -7,6 +7,9 @@ import { NO_USAGE, type SandboxOutcome, type SandboxTask } from '../isolate/prot
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
+const DISPOSAL_SETTLE_MS = 250;
+/** Outcomes that mean an isolate was disposed under a call. */
+const KILLS: ReadonlySet<string> = new Set(['CPU_LIMIT', 'TIMEOUT', 'MEMORY_LIMIT', 'SANDBOX_CRASH', 'ABORTED']);
 
 export function hasSnapshotFlag(): boolean {
   return process.execArgv.includes('--no-node-snapshot') || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes('--no-node-snapshot');
@@ -24,6 +27,7 @@ export function assertSnapshotFlag(): void {
 export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<SandboxTask, SandboxOutcome>;
   #closed = false;
+  #lastKillAt = 0;
 
   constructor(options: PoolOptions = {}) {
     assertSnapshotFlag();
@@ -35,14 +39,20 @@ export class InProcessHost implements SandboxHost {
       idleTimeout: 30_000,
       // One task per worker at a time: an isolate's CPU accounting then belongs to one call.
       concurrentTasksPerWorker: 1,
+      // isolated-vm settles work (disposals, releases) on the owning thread's event loop;
+      // a worker parked in Atomics.wait between tasks would starve it and abort at teardown.
+      atomics: 'disabled',
     });
   }
 
   async run(task: SandboxTask, signal?: AbortSignal): Promise<SandboxOutcome> {
     if (this.#closed) return { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox is closed', usage: NO_USAGE };
     try {
-      return await this.#pool.run(task, signal === undefined ? {} : { signal });
+      const outcome = await this.#pool.run(task, signal === undefined ? {} : { signal });
+      if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
+      return outcome;
     } catch (error) {
+      this.#lastKillAt = performance.now();
       if (error instanceof Error && error.name === 'AbortError') {
         // Piscina terminates the worker running an aborted task: its isolates go with it.
         return { ok: false, code: 'ABORTED', message: 'cancelled while running', usage: NO_USAGE };
@@ -58,6 +68,10 @@ export class InProcessHost implements SandboxHost {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // isolated-vm finishes disposing a killed isolate asynchronously; terminating its
+    // worker before then can abort the process, so recent kills get time to settle.
+    const settleMs = DISPOSAL_SETTLE_MS - (performance.now() - this.#lastKillAt);
+    if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
     await this.#pool.destroy();
   }
 }

@@ -14,6 +14,7 @@ const MAX_ISOLATES_PER_WORKER = 32;
 
 interface Realm {
   readonly context: ivm.Context;
+  readonly module: ivm.Module;
   readonly entry: ivm.Reference;
   readonly namespace: ivm.Reference;
 }
@@ -154,7 +155,7 @@ export class IsolateRunner {
         throw new Error(`plugins are one self-contained module; import "${specifier}" is not available`);
       });
       await module.evaluate({ timeout: cpuMs });
-      return { context, entry, namespace: module.namespace };
+      return { context, module, entry, namespace: module.namespace };
     } catch (error) {
       context.release();
       const message = error instanceof Error ? error.message : String(error);
@@ -209,13 +210,14 @@ function describeFailure(code: string, error: unknown, budget: { cpuMs: number; 
   }
 }
 
+/** Each handle on its own: after a kill one may throw, and the others must still go. */
 function releaseRealm(realm: Realm): void {
-  try {
-    realm.entry.release();
-    realm.namespace.release();
-    realm.context.release();
-  } catch {
-    // the isolate is already gone
+  for (const handle of [realm.entry, realm.namespace, realm.module, realm.context]) {
+    try {
+      handle.release();
+    } catch {
+      // the isolate is already gone
+    }
   }
 }
 

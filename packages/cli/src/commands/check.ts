@@ -1,0 +1,66 @@
+// airlock check: loads and validates plugins and their manifests, reporting every problem.
+import { createSandbox, SandboxError } from '@airlock/sandbox';
+import { parseArgs } from 'node:util';
+import { withUsage } from '../support/parse-command-args.js';
+import { stylist, useColor } from '../support/style.js';
+import { UsageError } from '../support/usage-error.js';
+
+export const CHECK_HELP = `Usage: airlock check <plugin>... [--json]
+
+Loads each plugin folder (or folder of plugin folders) in the sandbox and checks its
+manifest, module and tools. Reports every problem found, not just the first.
+
+Options:
+  --json      print a machine-readable report
+  -h, --help  show this help
+
+Exit codes: 0 every plugin is valid, 1 a plugin has problems, 2 bad usage (e.g. no such folder).
+
+Example:
+  airlock check ./examples/plugins/text`;
+
+export async function checkCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = withUsage('check', () => parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }));
+  if (values.help === true) {
+    process.stdout.write(`${CHECK_HELP}\n`);
+    return 0;
+  }
+  if (positionals.length === 0) throw new UsageError('name at least one plugin folder (see "airlock check --help")');
+  const sandbox = createSandbox();
+  let reports;
+  try {
+    reports = await sandbox.checkPlugins(positionals);
+  } catch (error) {
+    if (SandboxError.isInstance(error)) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await sandbox.close();
+  }
+  // Two plugins checked together may not expose the same tool name.
+  const owners = new Map<string, string>();
+  const duplicates: string[] = [];
+  for (const report of reports) {
+    for (const tool of report.tools) {
+      const first = owners.get(tool);
+      if (first !== undefined) duplicates.push(`tool "${tool}" is exposed by both ${first} and ${report.dir}`);
+      else owners.set(tool, report.dir);
+    }
+  }
+  const failed = reports.some((report) => report.problems.length > 0) || duplicates.length > 0;
+  if (values.json === true) {
+    process.stdout.write(`${JSON.stringify({ ok: !failed, plugins: reports, problems: duplicates }, null, 2)}\n`);
+    return failed ? 1 : 0;
+  }
+  const style = stylist(useColor(process.stdout));
+  for (const report of reports) {
+    if (report.problems.length === 0) {
+      process.stdout.write(`${style('green', '✓')} ${report.name} ${style('dim', report.dir)}\n  tools: ${report.tools.join(', ')}\n`);
+    } else {
+      process.stdout.write(`${style('red', '✗')} ${report.name ?? report.dir} ${style('dim', report.dir)}\n`);
+      for (const problem of report.problems) process.stdout.write(`  - ${problem}\n`);
+    }
+  }
+  for (const problem of duplicates) process.stdout.write(`${style('red', '✗')} ${problem}\n`);
+  process.stdout.write(failed ? `${style('red', 'problems found')}\n` : `${style('green', `${reports.length} plugin${reports.length === 1 ? '' : 's'} ok`)}\n`);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,40 @@
+// airlock schemas: the model-facing tool list, in one provider's format.
+import { PROVIDER_IDS, PROVIDERS, mcpToolsWithOutput, type ProviderId } from '@airlock/core';
+import { openEngine } from '../support/open-engine.js';
+import { parseArgs } from 'node:util';
+import { withUsage } from '../support/parse-command-args.js';
+import { UsageError } from '../support/usage-error.js';
+
+export const SCHEMAS_HELP = `Usage: airlock schemas --plugins <dir>... [--format <provider>]
+
+Prints the model-facing tool list as JSON: only name, description, parameters and
+deferLoading ever leave the host (plus outputSchema for MCP, which clients validate against).
+
+Options:
+  --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
+  --format <provider> ${PROVIDER_IDS.join(' | ')} (default: openai)
+  -h, --help          show this help
+
+Example:
+  airlock schemas --plugins ./examples/plugins --format anthropic`;
+
+export async function schemasCommand(argv: string[]): Promise<number> {
+  const { values } = withUsage('schemas', () => parseArgs({ args: argv, allowPositionals: false, strict: true, options: { plugins: { type: 'string', multiple: true }, format: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+  if (values.help === true) {
+    process.stdout.write(`${SCHEMAS_HELP}\n`);
+    return 0;
+  }
+  const format = (values.format ?? 'openai') as ProviderId;
+  if (!PROVIDER_IDS.includes(format)) throw new UsageError(`--format must be one of ${PROVIDER_IDS.join(', ')}`);
+  const opened = await openEngine(values.plugins ?? []);
+  try {
+    const schemas = opened.engine.schemas();
+    const tools = format === 'mcp'
+      ? mcpToolsWithOutput(schemas.map((schema) => ({ schema, output: opened.engine.registry.get(schema.name)?.definition.output })))
+      : PROVIDERS[format].tools(schemas);
+    process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
+  } finally {
+    await opened.close();
+  }
+  return 0;
+}

@@ -1,0 +1,60 @@
+// airlock: subcommand dispatch, --help and --version, and the exit-code contract:
+// 0 success, 1 the work ran but a check failed, 2 bad usage or bad input (one line, no stack).
+import { readFileSync } from 'node:fs';
+import { checkCommand } from './commands/check.js';
+import { runCommand } from './commands/run.js';
+import { schemasCommand } from './commands/schemas.js';
+import { UsageError } from './support/usage-error.js';
+
+const COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<number>>> = {
+  run: runCommand,
+  schemas: schemasCommand,
+  check: checkCommand,
+  // Loaded on demand: the benchmark pulls in isolated-vm and Piscina for its raw baselines.
+  bench: async (argv) => (await import('./commands/bench.js')).benchCommand(argv),
+};
+
+export const MAIN_HELP = `airlock: executes the tool calls a language model proposes, safely.
+
+Usage: airlock <command> [options]
+
+Commands:
+  run [transcript|-]   run a model message's tool calls against plugins (no arguments: the bundled example)
+  schemas              print the model-facing tool list for a provider
+  check <plugin>...    validate plugins and their manifests, reporting every problem
+  bench                measure scheduler and sandbox throughput and latency
+
+Options:
+  -h, --help           show help (also: airlock <command> --help)
+  -v, --version        print the version
+
+Exit codes: 0 success, 1 the work ran but a check failed, 2 bad usage or bad input.
+Set AIRLOCK_DEBUG=1 to see stack traces.`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined) return await runCommand([]);
+    if (command === '--help' || command === '-h' || command === 'help') {
+      process.stdout.write(`${MAIN_HELP}\n`);
+      return 0;
+    }
+    if (command === '--version' || command === '-v') {
+      process.stdout.write(`${version()}\n`);
+      return 0;
+    }
+    const handler = Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (handler === undefined) throw new UsageError(`unknown command "${command}" (commands: ${Object.keys(COMMANDS).join(', ')}; see "airlock --help")`);
+    return await handler(rest);
+  } catch (error) {
+    if (process.env.AIRLOCK_DEBUG === '1') process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`airlock: ${error instanceof UsageError ? message : `unexpected failure: ${message}`}\n`);
+    return 2;
+  }
+}

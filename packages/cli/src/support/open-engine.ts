@@ -1,0 +1,35 @@
+// Glue: a sandbox with the given plugins, and an engine whose policy is the plugins'
+// manifests. Plugin faults become one-line usage errors naming the manifest path.
+import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
+import { createSandbox, SandboxError, type Sandbox } from '@airlock/sandbox';
+import { UsageError } from './usage-error.js';
+
+export interface OpenEngine {
+  readonly engine: Engine;
+  readonly sandbox: Sandbox;
+  close(): Promise<void>;
+}
+
+export async function openEngine(pluginPaths: readonly string[], options: { approver?: Approver; observers?: PipelineObservers } = {}): Promise<OpenEngine> {
+  if (pluginPaths.length === 0) throw new UsageError('--plugins <dir> is required (a plugin folder or a folder of plugin folders)');
+  const sandbox = createSandbox();
+  try {
+    await sandbox.loadPlugins(pluginPaths);
+  } catch (error) {
+    await sandbox.close();
+    if (SandboxError.isInstance(error)) {
+      const more = error.problems.length > 1 ? ` (and ${error.problems.length - 1} more problem${error.problems.length > 2 ? 's' : ''}; run "airlock check" for all)` : '';
+      throw new UsageError(`${error.problems[0] ?? error.message}${more}`);
+    }
+    throw error;
+  }
+  const engine = createEngine({
+    tools: sandbox.tools(),
+    // Tools come only from plugins, whose manifests speak for them; anything else is denied.
+    policy: { default: 'deny', rules: sandbox.policyRules() },
+    preSchedule: sandbox.preSchedule,
+    ...(options.approver === undefined ? {} : { approver: options.approver }),
+    ...(options.observers === undefined ? {} : { observers: options.observers }),
+  });
+  return { engine, sandbox, close: () => sandbox.close() };
+}

@@ -1,0 +1,34 @@
+// Reads a transcript from a file or standard input, as JSON, with errors a person can act on.
+import { readFile } from 'node:fs/promises';
+import { UsageError } from './usage-error.js';
+
+const MAX_INPUT_BYTES = 64 * 1024 * 1024;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_INPUT_BYTES) throw new UsageError(`standard input is larger than ${MAX_INPUT_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function readJsonInput(source: string): Promise<unknown> {
+  const label = source === '-' ? 'standard input' : source;
+  let text: string;
+  try {
+    text = source === '-' ? await readStdin() : await readFile(source, 'utf8');
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `${label}: no such file` : code === 'EISDIR' ? `${label}: is a folder, not a transcript file` : `${label}: cannot be read (${code ?? 'error'})`);
+  }
+  if (text.trim() === '') throw new UsageError(`${label}: is empty (expected a JSON transcript)`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${label}: not valid JSON (${(error as Error).message})`);
+  }
+}
