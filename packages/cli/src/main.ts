@@ -29,7 +29,13 @@ Options:
   -v, --version        print the version
 
 Exit codes: 0 success, 1 the work ran but a check failed, 2 bad usage or bad input.
-Set AIRLOCK_DEBUG=1 to see stack traces.`;
+Set AIRLOCK_DEBUG=1 to see stack traces.
+
+Examples:
+  airlock run                                   # the bundled example
+  airlock run transcript.json --plugins ./plugins --json
+  airlock schemas --plugins ./plugins --format anthropic
+  airlock check ./plugins/notes`;
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -61,7 +61,7 @@ describe('projection carries exactly the model-facing fields', () => {
 
   it('mutating what schemas() returned never changes the registry', () => {
     const registry = new ToolRegistry([full]);
-    const first = registry.schemas()[0] as { parameters: { properties: Record<string, unknown> }; description: string };
+    const first = registry.schemas()[0] as unknown as { parameters: { properties: Record<string, unknown> }; description: string };
     first.parameters.properties.injected = { type: 'string' };
     first.description = 'changed';
     const second = registry.schemas()[0]!;

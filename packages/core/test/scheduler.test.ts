@@ -6,7 +6,7 @@ import { call, deferred, engine, tool } from './helpers.js';
 function gatedTool(name: string, classify: AnyTool['isConcurrencySafe']) {
   const log: string[] = [];
   const gates = new Map<string, ReturnType<typeof deferred<null>>>();
-  const started = new Map<string, ReturnType<typeof deferred>>();
+  const started = new Map<string, ReturnType<typeof deferred<void>>>();
   let running = 0;
   let peak = 0;
   const gate = (id: string) => {
@@ -138,9 +138,9 @@ describe('cancelling a turn', () => {
       execute: (args: never, exec: { signal: AbortSignal }) =>
         new Promise((resolve, reject) => {
           exec.signal.addEventListener('abort', () => reject(new Error('cancelled')));
-          void (g.definition.execute as (a: never, e: never) => Promise<unknown>)(args, exec as never).then(resolve);
+          void (g.definition.execute as (a: never, e: never) => Promise<unknown>)(args, exec as never).then((value) => resolve(value as never));
         }),
-    } as AnyTool;
+    } as unknown as AnyTool;
     const controller = new AbortController();
     const pending = engine([cancellable, barrier], { maxParallel: 2 }).run(
       [call('t', { id: 'a' }), call('t', { id: 'b' }), call('t', { id: 'c' }), call('x'), call('t', { id: 'd' })],

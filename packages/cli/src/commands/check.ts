@@ -1,5 +1,6 @@
 // airlock check: loads and validates plugins and their manifests, reporting every problem.
 import { createSandbox, SandboxError } from '@airlock/sandbox';
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
 import { stylist, useColor } from '../support/style.js';
@@ -56,7 +57,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
     if (report.problems.length === 0) {
       process.stdout.write(`${style('green', '✓')} ${report.name} ${style('dim', report.dir)}\n  tools: ${report.tools.join(', ')}\n`);
     } else {
-      process.stdout.write(`${style('red', '✗')} ${report.name ?? report.dir} ${style('dim', report.dir)}\n`);
+      process.stdout.write(`${style('red', '✗')} ${report.name ?? basename(report.dir)} ${style('dim', report.dir)}\n`);
       for (const problem of report.problems) process.stdout.write(`  - ${problem}\n`);
     }
   }

@@ -3,12 +3,12 @@
 import { z } from 'zod';
 import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from './host-limits.js';
 
-const decision = z.enum(['allow', 'deny', 'ask']);
+const decision = z.enum(['allow', 'deny', 'ask'], { error: 'must be "allow", "deny" or "ask"' });
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
 
 function limit(caps: PluginLimits, key: keyof PluginLimits, min: number) {
   return z
-    .number({ error: `must be a number` })
+    .number({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a number') })
     .int('must be a whole number')
     .min(min, `must be at least ${min}`)
     .max(caps[key], `must be at most ${caps[key]} (the host's cap)`)
@@ -40,7 +40,7 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
     }).optional(),
     capabilities: z.array(z.string().regex(/^[a-z][a-zA-Z0-9_.]{0,63}$/, 'must be a capability name')).max(32).optional(),
     /** "fresh" (default): a new realm per call. "warm": one realm per tenant, reused while healthy. */
-    realm: z.enum(['fresh', 'warm']).optional(),
+    realm: z.enum(['fresh', 'warm'], { error: 'must be "fresh" or "warm"' }).optional(),
     /** Realm features absent unless granted: the isolate's heap limit does not see their memory. */
     grants: z.strictObject({ webAssembly: z.boolean().optional(), sharedArrayBuffer: z.boolean().optional() }).optional(),
   });

@@ -41,7 +41,7 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     problems.push(`${manifestPath}: not valid JSON (${(error as Error).message})`);
     return done();
   }
-  const parsed = manifestSchema(caps).safeParse(raw);
+  const parsed = manifestSchema(caps).safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${manifestPath}: ${describeIssue(issue)}`);
     return done();

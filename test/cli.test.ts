@@ -1,0 +1,210 @@
+// End-to-end: the built binary, every command, every exit code, both provider formats.
+import { describe, expect, it } from 'vitest';
+import { writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { airlock, oneLine } from './support/run-cli.js';
+
+const PLUGINS = 'examples/plugins';
+const T = 'test/fixtures/transcripts';
+
+describe('help, version and unknown input', () => {
+  it.each([[['--help']], [['run', '--help']], [['schemas', '--help']], [['check', '--help']], [['bench', '--help']]])('%j exits 0 with usage and an example', async (args) => {
+    const { code, stdout } = await airlock(args);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Usage: airlock/);
+    expect(stdout).toMatch(/airlock \w+/);
+  });
+
+  it('--version prints the version', async () => {
+    const { code, stdout } = await airlock(['--version']);
+    expect(code).toBe(0);
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('an unknown command is exit 2 with one line', async () => {
+    const { code, stderr } = await airlock(['launch']);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain('unknown command "launch"');
+  });
+
+  it('an unknown flag is exit 2 with one line', async () => {
+    const { code, stderr } = await airlock(['run', '--plugns', PLUGINS]);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain("Unknown option '--plugns'");
+  });
+});
+
+describe('airlock run', () => {
+  it('with no arguments runs the bundled example: the gate refuses /etc/hosts before any code runs', async () => {
+    const { code, stdout } = await airlock(['run', '--json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    const byId = Object.fromEntries(report.results.map((r: { callId: string }) => [r.callId, r]));
+    expect(byId.call_hosts).toMatchObject({ name: 'write_file', isError: true, error: { code: 'PERMISSION_DENIED' } });
+    expect(byId.call_save).toMatchObject({ isError: false, value: { staged: 'write', path: 'notes/release-0.1.md' } });
+    expect(byId.call_typo.error.code).toBe('INVALID_ARGS');
+    expect(byId.call_fib.error.code).toBe('CPU_LIMIT');
+  });
+
+  it('--json prints the report of DESIGN.md: one result per call, in call order', async () => {
+    const { code, stdout } = await airlock(['run', 'examples/transcript.json', '--plugins', PLUGINS, '--json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(Object.keys(report).sort()).toEqual(['messages', 'results']);
+    expect(report.results.map((r: { callId: string }) => r.callId)).toEqual(['call_count', 'call_slug', 'call_save', 'call_hosts', 'call_typo', 'call_fib']);
+    for (const result of report.results) {
+      const keys = Object.keys(result).sort();
+      expect(keys).toEqual(result.isError ? ['callId', 'durationMs', 'error', 'isError', 'name'] : ['callId', 'durationMs', 'isError', 'name', 'value']);
+      if (result.isError) expect(Object.keys(result.error).sort()).toEqual(['code', 'message']);
+      expect(typeof result.durationMs).toBe('number');
+    }
+    expect(report.messages).toHaveLength(6);
+    expect(report.messages[0]).toMatchObject({ role: 'tool', tool_call_id: 'call_count' });
+  });
+
+  it('piped without --json prints the OpenAI tool messages', async () => {
+    const { code, stdout } = await airlock(['run', 'examples/transcript.json', '--plugins', PLUGINS]);
+    expect(code).toBe(0);
+    const messages = JSON.parse(stdout);
+    expect(messages.map((m: { role: string }) => m.role)).toEqual(Array(6).fill('tool'));
+  });
+
+  it('answers Anthropic tool_use with one user message of tool_result blocks, errors flagged', async () => {
+    const { code, stdout } = await airlock(['run', `${T}/anthropic.json`, '--plugins', PLUGINS]);
+    expect(code).toBe(0);
+    const [message] = JSON.parse(stdout);
+    expect(message.role).toBe('user');
+    expect(message.content.map((b: { tool_use_id: string }) => b.tool_use_id)).toEqual(['toolu_count', 'toolu_delete', 'toolu_unknown']);
+    expect(message.content[0].is_error).toBeUndefined();
+    expect(message.content[1]).toMatchObject({ is_error: true, content: expect.stringContaining('APPROVAL_UNAVAILABLE') });
+    expect(message.content[2]).toMatchObject({ is_error: true, content: expect.stringContaining('UNKNOWN_TOOL') });
+  });
+
+  it('reads a transcript from standard input with "-"', async () => {
+    const input = JSON.stringify({ role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'slugify', arguments: '{"text":"Hello World"}' } }] });
+    const { code, stdout } = await airlock(['run', '-', '--plugins', PLUGINS, '--json'], { input });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).results[0]).toMatchObject({ callId: 'c1', value: 'hello-world' });
+  });
+
+  it.each([
+    ['no approver', [], 'APPROVAL_UNAVAILABLE'],
+    ['--approve delete_file', ['--approve', 'delete_file'], undefined],
+    ['--approve for another tool', ['--approve', 'write_file'], 'PERMISSION_DENIED'],
+    ['--approve-all', ['--approve-all'], undefined],
+  ])('ask with %s', async (_case, flags, expected) => {
+    const { code, stdout } = await airlock(['run', `${T}/openai-ask.json`, '--plugins', PLUGINS, '--json', ...flags]);
+    expect(code).toBe(0);
+    const [result] = JSON.parse(stdout).results;
+    if (expected === undefined) expect(result).toMatchObject({ isError: false, value: { staged: 'delete' } });
+    else expect(result.error.code).toBe(expected);
+  });
+
+  it.each([
+    ['a missing file', ['run', 'nope.json', '--plugins', PLUGINS], 'nope.json: no such file'],
+    ['malformed JSON', ['run', '-', '--plugins', PLUGINS], 'standard input: not valid JSON'],
+    ['a message without tool calls', ['run', `${T}/no-tool-calls.json`, '--plugins', PLUGINS], 'the last assistant message has no tool calls'],
+    ['a transcript without --plugins', ['run', 'examples/transcript.json'], '--plugins <dir> is required'],
+    ['a plugins path that does not exist', ['run', 'examples/transcript.json', '--plugins', 'no/such/dir'], 'no/such/dir: no such folder'],
+  ])('%s is exit 2 with one line', async (_case, args, message) => {
+    const { code, stderr } = await airlock(args, { input: '{ "role": ' });
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain(message);
+  });
+
+  it('a bad manifest is exit 2 naming the manifest and the key', async () => {
+    const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'test/fixtures/bad-plugins/bad-manifest']);
+    expect(code).toBe(2);
+    const line = oneLine(stderr);
+    expect(line).toContain('bad-manifest/airlock.plugin.json');
+    expect(line).toContain('limits.memoryMb must be at most 512');
+  });
+});
+
+describe('airlock schemas', () => {
+  it.each([
+    ['openai', (t: Record<string, unknown>) => expect(t).toMatchObject({ type: 'function', function: { name: expect.any(String) } })],
+    ['responses', (t: Record<string, unknown>) => expect(t).toMatchObject({ type: 'function', name: expect.any(String), strict: false })],
+    ['anthropic', (t: Record<string, unknown>) => expect(t).toHaveProperty('input_schema.type', 'object')],
+    ['gemini', (t: Record<string, unknown>) => expect(t).toHaveProperty('parametersJsonSchema.type', 'object')],
+    ['mcp', (t: Record<string, unknown>) => expect(t).toHaveProperty('inputSchema.type', 'object')],
+  ])('--format %s prints every tool in that format', async (format, check) => {
+    const { code, stdout } = await airlock(['schemas', '--plugins', PLUGINS, '--format', format]);
+    expect(code).toBe(0);
+    const tools = JSON.parse(stdout);
+    expect(tools).toHaveLength(7);
+    tools.forEach(check);
+    expect(stdout).not.toMatch(/timeoutMs|isConcurrencySafe|execute|cpuMs/);
+  });
+
+  it('MCP entries carry outputSchema for tools that declare one', async () => {
+    const { stdout } = await airlock(['schemas', '--plugins', PLUGINS, '--format', 'mcp']);
+    const wordCount = JSON.parse(stdout).find((t: { name: string }) => t.name === 'word_count');
+    expect(wordCount.outputSchema).toMatchObject({ type: 'object', required: ['words', 'lines', 'characters'] });
+  });
+
+  it('an unknown format is exit 2', async () => {
+    const { code, stderr } = await airlock(['schemas', '--plugins', PLUGINS, '--format', 'cohere']);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain('--format must be one of openai, responses, anthropic, gemini, mcp');
+  });
+});
+
+describe('airlock check', () => {
+  it('valid plugins pass with exit 0', async () => {
+    const { code, stdout } = await airlock(['check', PLUGINS]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('3 plugins ok');
+  });
+
+  it('reports every problem, not just the first, with exit 1', async () => {
+    const { code, stdout } = await airlock(['check', 'test/fixtures/bad-plugins', '--json']);
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout);
+    const problems = report.plugins.flatMap((p: { problems: string[] }) => p.problems).join('\n');
+    expect(problems).toContain('limits.memoryMb must be at most 512');
+    expect(problems).toContain('name must be 1-64 lowercase');
+    expect(problems).toContain('module must be a relative path');
+    expect(problems).toContain('limits.cpuMs must be at least 1');
+    expect(problems).toContain('limits.timeoutMs must be a number');
+    expect(problems).toContain('permissions.default must be "allow", "deny" or "ask"');
+    expect(problems).toContain('colour: unknown key');
+    expect(problems).toContain('tools[1] ("no execute")');
+    expect(problems).toContain('tools[2] ("string_root")');
+    expect(problems).toContain('permissions.tools.ghost names no tool');
+  });
+
+  it('a path that does not exist is exit 2', async () => {
+    const { code, stderr } = await airlock(['check', 'no/such/plugin']);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain('no such folder');
+  });
+});
+
+describe('airlock bench', () => {
+  it('--quick --json emits a github-action-benchmark array; --baseline gates on ratios with exit 1', async () => {
+    const { code, stdout } = await airlock(['bench', '--quick', '--json']);
+    expect(code).toBe(0);
+    const entries = JSON.parse(stdout) as { name: string; unit: string; value: number }[];
+    expect(entries.length).toBeGreaterThan(5);
+    for (const entry of entries) {
+      expect(typeof entry.name).toBe('string');
+      expect(typeof entry.unit).toBe('string');
+      expect(Number.isFinite(entry.value)).toBe(true);
+    }
+    // A baseline ten times better than anything real: every ratio now reads as a regression.
+    const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
+    const baseline = join(dir, 'baseline.json');
+    await writeFile(baseline, JSON.stringify(entries.map((entry) => ({ ...entry, value: entry.value / 10 }))));
+    const gated = await airlock(['bench', '--quick', '--json', '--baseline', baseline, '--max-regression', '50']);
+    expect(gated.code).toBe(1);
+    expect(gated.stderr).toMatch(/_ratio regressed \d+/);
+  }, 120_000);
+
+  it('a baseline that is not a bench array is exit 2', async () => {
+    const { code, stderr } = await airlock(['bench', '--baseline', 'package.json']);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain('expected an array of { name, unit, value }');
+  });
+});
