@@ -2,6 +2,7 @@
 // and snapshots once into frozen lossless JSON.
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonValue } from './json-types.js';
+import { deepFreeze } from './deep-freeze.js';
 import { snapshotJson } from './snapshot-json.js';
 
 export type ArgumentsOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly message: string };
@@ -40,7 +41,8 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     } catch (error) {
       return { ok: false, message: `arguments are not valid JSON (${(error as Error).message}); send a JSON object` };
     }
-    return { ok: true, value: snapshotJson(parsed, { label: 'arguments' }) };
+    // JSON.parse output is plain, acyclic, finite JSON, and its depth was bounded above.
+    return { ok: true, value: deepFreeze(parsed as JsonValue) };
   }
   try {
     const value = snapshotJson(raw, { label: 'arguments', maxDepth: limits.maxArgumentDepth });

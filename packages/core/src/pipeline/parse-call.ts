@@ -11,16 +11,19 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   const callId = String(request.id);
   const name = String(request.name);
   const tool = registry.get(name);
-  const failed = (code: 'INVALID_ARGS' | 'UNKNOWN_TOOL', message: string): ParsedCall => ({ index, callId, name, tool, args: undefined, failure: { code, message } });
-  if (tool === undefined) return failed('UNKNOWN_TOOL', unknownToolMessage(registry, name));
+  if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, name));
   const parsed = parseJsonArguments(request.arguments, limits);
-  if (!parsed.ok) return failed('INVALID_ARGS', `${name}: ${parsed.message}`);
+  if (!parsed.ok) return failed(index, callId, name, tool, 'INVALID_ARGS', `${name}: ${parsed.message}`);
   const value = parsed.value;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return failed('INVALID_ARGS', `${name}: arguments must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+    return failed(index, callId, name, tool, 'INVALID_ARGS', `${name}: arguments must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
-  if (!tool.validateArgs(value)) return failed('INVALID_ARGS', invalidArgsMessage(tool, name));
+  if (!tool.validateArgs(value)) return failed(index, callId, name, tool, 'INVALID_ARGS', invalidArgsMessage(tool, name));
   return { index, callId, name, tool, args: value as JsonObject, failure: undefined };
+}
+
+function failed(index: number, callId: string, name: string, tool: RegisteredTool | undefined, code: 'INVALID_ARGS' | 'UNKNOWN_TOOL', message: string): ParsedCall {
+  return { index, callId, name, tool, args: undefined, failure: { code, message } };
 }
 
 function unknownToolMessage(registry: ToolRegistry, name: string): string {

@@ -21,7 +21,12 @@ interface Realm {
 
 interface IsolateSlot {
   readonly isolate: ivm.Isolate;
+  /** Compiled once per isolate, run in every new context. */
+  bootstrap: ivm.Script | undefined;
+  /** The realm reused per tenant when the manifest opts into "warm". */
   warm: Realm | undefined;
+  /** A fresh realm built ahead of the next call ("fresh" mode): never used by any call yet. */
+  spare: Realm | undefined;
 }
 
 export class IsolateRunner {
@@ -71,7 +76,7 @@ export class IsolateRunner {
     let realm: Realm | undefined;
     let healthy = false;
     try {
-      realm = useWarm && slot.warm !== undefined ? slot.warm : await Promise.race([this.#createRealm(isolate, plugin, budget.cpuMs), watchdog.expired]);
+      realm = useWarm && slot.warm !== undefined ? slot.warm : takeSpare(slot) ?? this.#createRealm(slot, plugin, budget.cpuMs);
       const out = await Promise.race([invoke(realm, { timeout: budget.cpuMs, result: { promise: true } }), watchdog.expired]);
       const usage = this.#usage(watchdog, bytesIn, typeof out === 'string' ? out.length : 0);
       if (typeof out !== 'string') return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned something other than serialized JSON', usage };
@@ -89,6 +94,7 @@ export class IsolateRunner {
         if (!healthy) this.#discard(tenant, plugin, slot);
       }
       if (tenant === undefined) disposeQuietly(isolate);
+      else if (healthy && !useWarm) setImmediate(() => this.#prepareSpare(slot, plugin));
     }
   }
 
@@ -125,7 +131,7 @@ export class IsolateRunner {
         process.abort();
       },
     });
-    return { isolate, warm: undefined };
+    return { isolate, bootstrap: undefined, warm: undefined, spare: undefined };
   }
 
   #discard(tenant: string | undefined, plugin: PluginSpec, slot: IsolateSlot): void {
@@ -134,32 +140,53 @@ export class IsolateRunner {
       if (this.#slots.get(key) === slot) this.#slots.delete(key);
     }
     slot.warm = undefined;
+    slot.spare = undefined;
     disposeQuietly(slot.isolate);
   }
 
-  async #createRealm(isolate: ivm.Isolate, plugin: PluginSpec, cpuMs: number): Promise<Realm> {
-    const context = await isolate.createContext();
+  /**
+   * Builds a realm with isolated-vm's synchronous API: this worker serves one task at a
+   * time, each async call would cost a thread hop, and `timeout` bounds the sync parts.
+   */
+  #createRealm(slot: IsolateSlot, plugin: PluginSpec, cpuMs: number): Realm {
+    const { isolate } = slot;
+    slot.bootstrap ??= isolate.compileScriptSync(`(${BOOTSTRAP_SOURCE})(${plugin.grants.webAssembly === true}, ${plugin.grants.sharedArrayBuffer === true})`);
+    const context = isolate.createContextSync();
     try {
-      await context.evalClosure(`(${BOOTSTRAP_SOURCE})($0, $1)`, [plugin.grants.webAssembly, plugin.grants.sharedArrayBuffer], { timeout: 1000 });
+      slot.bootstrap.runSync(context, { timeout: 1000 });
       // Taken before plugin code runs, then removed: the plugin never sees the entry.
-      const entry = (await context.global.get(ENTRY_GLOBAL, { reference: true })) as ivm.Reference;
-      await context.global.delete(ENTRY_GLOBAL);
+      const entry = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference;
+      context.global.deleteSync(ENTRY_GLOBAL);
       const cachedData = this.#codeCache.get(plugin.key);
-      const module = await isolate.compileModule(plugin.source, {
+      const module = isolate.compileModuleSync(plugin.source, {
         filename: `plugin:${plugin.name}`,
         ...(cachedData === undefined ? { produceCachedData: true } : { cachedData }),
       });
       const produced = (module as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
       if (cachedData === undefined && produced !== undefined) this.#codeCache.set(plugin.key, produced);
-      await module.instantiate(context, (specifier) => {
+      module.instantiateSync(context, (specifier) => {
         throw new Error(`plugins are one self-contained module; import "${specifier}" is not available`);
       });
-      await module.evaluate({ timeout: cpuMs });
+      module.evaluateSync({ timeout: cpuMs });
       return { context, module, entry, namespace: module.namespace };
     } catch (error) {
-      context.release();
+      try {
+        context.release();
+      } catch {
+        // the isolate is already gone
+      }
       const message = error instanceof Error ? error.message : String(error);
       throw message.includes('timed out') || message.includes('memory limit') || isolate.isDisposed ? error : new PluginLoadFailure(message);
+    }
+  }
+
+  /** Builds the next call's fresh realm while nobody waits; a failure just means none is ready. */
+  #prepareSpare(slot: IsolateSlot, plugin: PluginSpec): void {
+    if (slot.spare !== undefined || slot.isolate.isDisposed) return;
+    try {
+      slot.spare = this.#createRealm(slot, plugin, plugin.limits.cpuMs);
+    } catch {
+      slot.spare = undefined;
     }
   }
 
@@ -208,6 +235,13 @@ function describeFailure(code: string, error: unknown, budget: { cpuMs: number; 
       return error instanceof PluginLoadFailure ? `the plugin module failed to load: ${message}` : `the sandbox failed: ${message}`;
     }
   }
+}
+
+/** A spare realm serves exactly one call: taking it empties the slot. */
+function takeSpare(slot: IsolateSlot): Realm | undefined {
+  const spare = slot.spare;
+  slot.spare = undefined;
+  return spare;
 }
 
 /** Each handle on its own: after a kill one may throw, and the others must still go. */
