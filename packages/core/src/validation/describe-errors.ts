@@ -4,8 +4,9 @@ import type { ErrorObject } from 'ajv';
 
 const MAX_LISTED = 8;
 
+/** Where in the value: nothing at the root, a JSON pointer below it (`/items/2/id: `). */
 function at(pointer: string): string {
-  return pointer === '' ? '(root)' : pointer;
+  return pointer === '' ? '' : `${pointer}: `;
 }
 
 function typeName(value: unknown): string {
@@ -19,17 +20,17 @@ function describeOne(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return `${at(error.instancePath)}: missing required property "${String(params.missingProperty)}"`;
+      return `${at(error.instancePath)}missing required property "${String(params.missingProperty)}"`;
     case 'additionalProperties':
-      return `${at(error.instancePath)}: unexpected property "${String(params.additionalProperty)}" (not allowed by the schema)`;
+      return `${at(error.instancePath)}unexpected property "${String(params.additionalProperty)}" (not allowed by the schema)`;
     case 'type':
-      return `${at(error.instancePath)}: must be ${String(params.type)}, got ${typeName(error.data)}`;
+      return `${at(error.instancePath)}must be ${String(params.type)}, got ${typeName(error.data)}`;
     case 'enum':
-      return `${at(error.instancePath)}: must be one of ${JSON.stringify(params.allowedValues)}`;
+      return `${at(error.instancePath)}must be one of ${JSON.stringify(params.allowedValues)}`;
     case 'const':
-      return `${at(error.instancePath)}: must be ${JSON.stringify(params.allowedValue)}`;
+      return `${at(error.instancePath)}must be ${JSON.stringify(params.allowedValue)}`;
     default:
-      return `${at(error.instancePath)}: ${error.message ?? `fails "${error.keyword}"`}`;
+      return `${at(error.instancePath)}${error.message ?? `fails "${error.keyword}"`}`;
   }
 }
 
