@@ -5,7 +5,7 @@ import type { Content, FunctionDeclaration } from '@google/genai';
 import { CallToolRequestParamsSchema, CallToolResultSchema, ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { anthropicMessages, defineTool, gemini, mcp, mcpToolsWithOutput, openaiChat, openaiResponses, schemaOf, type ToolResult } from '@airlock/core';
+import { anthropicMessages, defineTool, gemini, mcp, mcpCallToolResult, mcpToolsWithOutput, openaiChat, openaiResponses, schemaOf, type ToolResult } from '@airlock/core';
 
 const tool = defineTool({
   name: 'read_note',
@@ -73,6 +73,7 @@ describe('MCP (@modelcontextprotocol/sdk schemas, at run time)', () => {
     expect(() => ListToolsResultSchema.parse({ tools: mcp.tools(schemas) })).not.toThrow();
     expect(() => ListToolsResultSchema.parse({ tools: mcpToolsWithOutput([{ schema: schemas[0]!, output: tool.output }]) })).not.toThrow();
     for (const reply of mcp.toolMessages(results)) expect(() => CallToolResultSchema.parse(reply)).not.toThrow();
+    expect(() => CallToolResultSchema.parse(mcpCallToolResult(results[0]!, tool.output))).not.toThrow();
     const params = CallToolRequestParamsSchema.parse({ name: 'read_note', arguments: { id: 'a' } });
     expect(mcp.parseCalls(params)[0]).toMatchObject({ name: 'read_note', arguments: { id: 'a' } });
   });

@@ -4,12 +4,14 @@ import { readFileSync } from 'node:fs';
 import { checkCommand } from './commands/check.js';
 import { runCommand } from './commands/run.js';
 import { schemasCommand } from './commands/schemas.js';
+import { serveCommand } from './commands/serve.js';
 import { UsageError } from './support/usage-error.js';
 
 const COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<number>>> = {
   run: runCommand,
   schemas: schemasCommand,
   check: checkCommand,
+  serve: serveCommand,
   // Loaded on demand: the benchmark pulls in isolated-vm and Piscina for its raw baselines.
   bench: async (argv) => (await import('./commands/bench.js')).benchCommand(argv),
 };
@@ -23,6 +25,7 @@ Commands:
   schemas              print the model-facing tool list for a provider
   check <plugin>...    validate plugins and their manifests, reporting every problem
   bench                measure scheduler and sandbox throughput and latency
+  serve                serve the plugins' tools over MCP (stdio, or Streamable HTTP with --http)
 
 Options:
   -h, --help           show help (also: airlock <command> --help)

@@ -32,7 +32,7 @@ export { anthropicMessages } from './providers/anthropic-messages.js';
 export type { AnthropicTool, AnthropicToolResultBlock, AnthropicToolResultMessage } from './providers/anthropic-messages.js';
 export { gemini } from './providers/gemini.js';
 export type { GeminiFunctionDeclaration, GeminiFunctionResponseContent } from './providers/gemini.js';
-export { mcp, mcpToolsWithOutput } from './providers/mcp.js';
+export { mcp, mcpCallToolResult, mcpToolsWithOutput } from './providers/mcp.js';
 export type { McpCallToolResult, McpTool } from './providers/mcp.js';
 export { PROVIDERS, PROVIDER_IDS } from './providers/providers.js';
 export type { ProviderFormat, ProviderId, ToolCallRequest } from './providers/provider-format.js';

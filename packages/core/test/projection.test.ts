@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PROVIDERS, PROVIDER_IDS, ToolRegistry, defineTool, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
+import { PROVIDERS, PROVIDER_IDS, ToolRegistry, defineTool, mcpCallToolResult, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
 
 // A tool carrying all twelve fields, with host-only values that would be unmistakable if leaked.
 const LEAK = 'HOST_ONLY_SECRET';
@@ -110,9 +110,16 @@ describe('provider calls and results round-trip', () => {
     const calls = PROVIDERS.mcp.parseCalls({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'read_note', arguments: { id: 'a' } } });
     expect(calls).toEqual([{ id: '7', name: 'read_note', arguments: { id: 'a' } }]);
     expect(PROVIDERS.mcp.toolMessages([ok, bad])).toEqual([
-      { content: [{ type: 'text', text: '{"text":"hi"}' }], isError: false, structuredContent: { text: 'hi' } },
+      { content: [{ type: 'text', text: '{"text":"hi"}' }], isError: false },
       { content: [{ type: 'text', text: 'Error [INVALID_ARGS]: x' }], isError: true },
     ]);
+  });
+
+  it('mcp: structuredContent only for a tool that declares an object output schema', () => {
+    expect(mcpCallToolResult(ok, { type: 'object' })).toMatchObject({ structuredContent: { text: 'hi' } });
+    expect(mcpCallToolResult(ok, undefined)).not.toHaveProperty('structuredContent');
+    expect(mcpCallToolResult(ok, { type: 'string' })).not.toHaveProperty('structuredContent');
+    expect(mcpCallToolResult(bad, { type: 'object' })).not.toHaveProperty('structuredContent');
   });
 
   it.each(PROVIDER_IDS.filter((id) => id !== 'responses'))('%s: a message of the wrong shape is a coded error', (provider) => {

@@ -31,13 +31,18 @@ export const mcp: ProviderFormat<McpTool, McpCallToolResult> = {
     const id = isRecord(message) && (typeof message.id === 'string' || typeof message.id === 'number') ? String(message.id) : `mcp-call-${(nextMcpId += 1)}`;
     return [{ id, name: requireString(params.name, 'mcp', 'params.name'), arguments: (params.arguments ?? {}) as ToolCallRequest['arguments'] }];
   },
-  toolMessages: (results: readonly ToolResult[]) =>
-    results.map((result) => {
-      const reply: McpCallToolResult = { content: [{ type: 'text', text: result.content }], isError: result.isError };
-      if (!result.isError && isRecord(result.value)) reply.structuredContent = result.value as JsonObject;
-      return reply;
-    }),
+  toolMessages: (results: readonly ToolResult[]) => results.map((result) => mcpCallToolResult(result, undefined)),
 };
+
+/**
+ * One CallToolResult. `structuredContent` only when the tool declares an object-rooted
+ * output schema: that is the schema MCP clients validate it against.
+ */
+export function mcpCallToolResult(result: ToolResult, output: JsonSchema | undefined): McpCallToolResult {
+  const reply: McpCallToolResult = { content: [{ type: 'text', text: result.content }], isError: result.isError };
+  if (!result.isError && output?.type === 'object' && isRecord(result.value)) reply.structuredContent = cloneJson(result.value as JsonObject);
+  return reply;
+}
 
 /**
  * The MCP projection plus `outputSchema` for tools that declare an object-rooted output:

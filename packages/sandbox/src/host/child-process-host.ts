@@ -1,6 +1,6 @@
 // Supervises the sandbox child process. A heap OOM inside isolated-vm can abort a
 // whole process, so the pool never lives in the embedder's process by default:
-// when the child dies its in-flight calls become SANDBOX_CRASH results and the next
+// when a child dies its in-flight calls become SANDBOX_CRASH results and the next
 // task starts a fresh child.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,18 +15,22 @@ export interface ChildProcessOptions extends PoolOptions {
   readonly processMemoryMb?: number;
 }
 
-interface Pending {
-  readonly resolve: (outcome: SandboxOutcome) => void;
+/** One child process and the calls it owes answers to. */
+interface Child {
+  readonly process: ChildProcess;
+  readonly pending: Map<number, (outcome: SandboxOutcome) => void>;
+  readonly rssTimer: ReturnType<typeof setInterval>;
+  deathReason: string | undefined;
+  /** Takes no new calls; killed once its in-flight calls are answered. */
+  retired: boolean;
 }
 
 export class ChildProcessHost implements SandboxHost {
   readonly #options: ChildProcessOptions;
-  readonly #pending = new Map<number, Pending>();
-  #child: ChildProcess | undefined;
-  #rssTimer: ReturnType<typeof setInterval> | undefined;
+  readonly #children = new Set<Child>();
+  #current: Child | undefined;
   #nextId = 1;
   #closed = false;
-  #deathReason: string | undefined;
 
   constructor(options: ChildProcessOptions = {}) {
     this.#options = options;
@@ -35,50 +39,53 @@ export class ChildProcessHost implements SandboxHost {
   run(task: SandboxTask, signal?: AbortSignal): Promise<SandboxOutcome> {
     if (this.#closed) return Promise.resolve(crash('the sandbox is closed'));
     if (signal?.aborted) return Promise.resolve({ ok: false, code: 'ABORTED', message: 'cancelled before it started', usage: NO_USAGE });
-    const child = this.#ensureChild();
+    const child = this.#currentChild();
     const id = this.#nextId;
     this.#nextId += 1;
     return new Promise<SandboxOutcome>((resolve) => {
       const onAbort = (): void => {
-        this.#send(child, { type: 'cancel', id });
+        send(child, { type: 'cancel', id });
       };
-      this.#pending.set(id, {
-        resolve: (outcome) => {
-          signal?.removeEventListener('abort', onAbort);
-          this.#pending.delete(id);
-          this.#refreshRef();
-          resolve(outcome);
-        },
+      child.pending.set(id, (outcome) => {
+        signal?.removeEventListener('abort', onAbort);
+        child.pending.delete(id);
+        refreshRef(child);
+        if (child.retired && child.pending.size === 0) child.process.kill('SIGKILL');
+        resolve(outcome);
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#refreshRef();
-      if (!this.#send(child, { type: 'run', id, task })) this.#pending.get(id)?.resolve(crash('the sandbox process is not reachable'));
+      refreshRef(child);
+      if (!send(child, { type: 'run', id, task })) child.pending.get(id)?.(crash('the sandbox process is not reachable'));
     });
   }
 
   processIds(): number[] {
-    return this.#child?.pid === undefined ? [] : [this.#child.pid];
+    const pid = this.#current?.process.pid;
+    return pid === undefined ? [] : [pid];
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const child = this.#child;
-    this.#failAll('the sandbox was closed');
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+    const exits: Promise<void>[] = [];
+    for (const child of this.#children) {
+      failAll(child, 'the sandbox was closed');
+      const { process: proc } = child;
+      if (proc.exitCode !== null || proc.signalCode !== null) continue;
+      exits.push(new Promise<void>((resolve) => proc.once('exit', () => resolve())));
       // The child holds nothing worth flushing, and a hard stop never runs isolated-vm's
-      // teardown (which can abort after a kill): results were all collected above.
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.ref(); // an idle child is unref'd; waiting for its exit must keep this process alive
-      child.kill('SIGKILL');
-      await exited;
+      // teardown (which can abort after a kill). An idle child is unref'd, so re-ref it:
+      // waiting for its exit must keep this process alive.
+      proc.ref();
+      proc.kill('SIGKILL');
     }
+    await Promise.all(exits);
   }
 
-  #ensureChild(): ChildProcess {
-    if (this.#child !== undefined) return this.#child;
+  #currentChild(): Child {
+    if (this.#current !== undefined && !this.#current.retired) return this.#current;
     const heapMb = Math.max(256, Math.floor((this.#options.processMemoryMb ?? 2048) / 2));
-    const child = fork(CHILD_FILE, [], {
+    const proc = fork(CHILD_FILE, [], {
       // The flag isolated-vm needs, and a V8 heap ceiling for the child's own JS.
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${heapMb}`],
       // stdout stays closed: an MCP server's stdout is the protocol.
@@ -86,62 +93,71 @@ export class ChildProcessHost implements SandboxHost {
       env: { ...process.env, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
-    this.#child = child;
-    this.#deathReason = undefined;
-    child.on('message', (message: FromChild) => {
-      if (message.type === 'result') this.#pending.get(message.id)?.resolve(message.outcome);
+    const child: Child = { process: proc, pending: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false };
+    this.#children.add(child);
+    this.#current = child;
+    proc.on('message', (message: FromChild) => {
+      if (message.type !== 'result') return;
+      // A worker died under this call: its process may be about to abort (a V8 fatal
+      // error), so it takes no new calls. Later calls go to a fresh child.
+      if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') this.#retire(child);
+      child.pending.get(message.id)?.(message.outcome);
     });
-    child.on('error', () => undefined); // 'exit' follows and settles everything
-    child.once('exit', (code, signal) => {
-      if (this.#child === child) this.#child = undefined;
-      clearInterval(this.#rssTimer);
-      const why = this.#deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
-      this.#failAll(`the sandbox process ${why} during the call`);
+    proc.on('error', () => undefined); // 'exit' follows and settles everything
+    proc.once('exit', (code, signal) => {
+      clearInterval(child.rssTimer);
+      this.#children.delete(child);
+      if (this.#current === child) this.#current = undefined;
+      const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
+      failAll(child, `the sandbox process ${why} during the call`);
     });
-    this.#watchMemory(child);
     return child;
   }
 
+  #retire(child: Child): void {
+    child.retired = true;
+    if (this.#current === child) this.#current = undefined;
+  }
+
   /** Polls the child's resident memory: the OS-level ceiling no plugin can negotiate. */
-  #watchMemory(child: ChildProcess): void {
+  #watchMemory(proc: ChildProcess): ReturnType<typeof setInterval> {
     const ceilingMb = this.#options.processMemoryMb ?? 2048;
-    clearInterval(this.#rssTimer);
-    this.#rssTimer = setInterval(() => {
-      const rssMb = residentMb(child.pid);
-      if (rssMb !== undefined && rssMb > ceilingMb) {
-        this.#deathReason = `exceeded its memory ceiling (${rssMb} MiB > ${ceilingMb} MiB)`;
-        child.kill('SIGKILL');
+    const timer = setInterval(() => {
+      const rssMb = residentMb(proc.pid);
+      if (rssMb === undefined || rssMb <= ceilingMb) return;
+      for (const child of this.#children) {
+        if (child.process === proc) child.deathReason = `exceeded its memory ceiling (${rssMb} MiB > ${ceilingMb} MiB)`;
       }
+      proc.kill('SIGKILL');
     }, 200);
-    this.#rssTimer.unref();
+    timer.unref();
+    return timer;
   }
+}
 
-  #send(child: ChildProcess, message: ToChild): boolean {
-    if (!child.connected) return false;
-    try {
-      child.send(message);
-      return true;
-    } catch {
-      return false;
-    }
+function send(child: Child, message: ToChild): boolean {
+  if (!child.process.connected) return false;
+  try {
+    child.process.send(message);
+    return true;
+  } catch {
+    return false;
   }
+}
 
-  #failAll(message: string): void {
-    for (const pending of [...this.#pending.values()]) pending.resolve(crash(message));
-  }
+function failAll(child: Child, message: string): void {
+  for (const settle of [...child.pending.values()]) settle(crash(message));
+}
 
-  /** An idle sandbox must not keep the embedding process alive. */
-  #refreshRef(): void {
-    const child = this.#child;
-    if (child === undefined) return;
-    const channel = child.channel as { ref?: () => void; unref?: () => void } | undefined;
-    if (this.#pending.size > 0) {
-      child.ref();
-      channel?.ref?.();
-    } else {
-      child.unref();
-      channel?.unref?.();
-    }
+/** An idle sandbox must not keep the embedding process alive. */
+function refreshRef(child: Child): void {
+  const channel = child.process.channel as { ref?: () => void; unref?: () => void } | undefined;
+  if (child.pending.size > 0) {
+    child.process.ref();
+    channel?.ref?.();
+  } else {
+    child.process.unref();
+    channel?.unref?.();
   }
 }
 

@@ -1,0 +1,56 @@
+// One MCP server session over the sandbox: tools/list is the allowlisted projection
+// (plus outputSchema), tools/call walks the full pipeline. Failures are isError results,
+// never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
+import { createEngine, mcpCallToolResult, mcpToolsWithOutput, type Approver, type JsonValue } from '@airlock/core';
+import type { Sandbox } from '@airlock/sandbox';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+export interface McpSessionOptions {
+  readonly sandbox: Sandbox;
+  readonly tenant: string;
+  readonly version: string;
+  readonly approve: ReadonlySet<string>;
+  readonly approveAll: boolean;
+  readonly log: (line: string) => void;
+}
+
+export function createMcpSession(options: McpSessionOptions): Server {
+  const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {} } });
+
+  const approver: Approver = async (request, signal) => {
+    if (options.approveAll || options.approve.has(request.toolName)) return true;
+    if (server.getClientCapabilities()?.elicitation === undefined) throw new Error('the MCP client does not support elicitation');
+    const args = JSON.stringify(request.args);
+    const answer = await server.elicitInput(
+      {
+        message: `Allow ${request.toolName}(${args.length > 300 ? `${args.slice(0, 300)}…` : args})? ${request.reason}.`,
+        requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
+      },
+      { signal },
+    );
+    return answer.action === 'accept' && answer.content?.approve === true;
+  };
+
+  const engine = createEngine({
+    tools: options.sandbox.tools(),
+    policy: { default: 'deny', rules: options.sandbox.policyRules() },
+    preSchedule: options.sandbox.preSchedule,
+    approver,
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: mcpToolsWithOutput(engine.schemas().map((schema) => ({ schema, output: engine.registry.get(schema.name)?.definition.output }))),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const [result] = await engine.run(
+      [{ id: String(extra.requestId), name: request.params.name, arguments: (request.params.arguments ?? {}) as JsonValue }],
+      { signal: extra.signal, tenant: options.tenant },
+    );
+    options.log(`${options.tenant} ${request.params.name} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
+    return mcpCallToolResult(result!, engine.registry.get(result!.name)?.definition.output) as CallToolResult;
+  });
+
+  return server;
+}
