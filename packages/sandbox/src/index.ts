@@ -13,4 +13,4 @@ export { DEFAULT_TENANT } from './plugin/plugin-tools.js';
 export type { LoadedPlugin } from './plugin/loaded-plugin.js';
 export type { PluginToolDescriptor } from './plugin/describe-plugin.js';
 export { hasSnapshotFlag } from './host/in-process-host.js';
-export type { SandboxOutcome, Usage } from './isolate/protocol.js';
+export type { Fault, SandboxOutcome, Usage } from './isolate/protocol.js';

@@ -9,7 +9,10 @@ import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
 import { describePlugin } from './plugin/describe-plugin.js';
 import { discoverPluginFolders } from './plugin/discover-plugins.js';
 import type { LoadedPlugin } from './plugin/loaded-plugin.js';
-import { classifyInSandbox, pluginPolicyRules, pluginTools, type Verdicts } from './plugin/plugin-tools.js';
+import { classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Verdicts } from './plugin/plugin-tools.js';
+import { TenantGate } from './plugin/tenant-gate.js';
+import type { Fault } from './isolate/protocol.js';
+import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
 
 export interface SandboxOptions {
@@ -25,6 +28,16 @@ export interface SandboxOptions {
   readonly processMemoryMb?: number;
   /** The most any manifest may ask for; lower these to tighten every plugin. */
   readonly caps?: Partial<PluginLimits>;
+  /**
+   * Most sandboxed calls one tenant may have running at once; the rest wait their turn.
+   * Default: half the pool's threads, at least 1, so one tenant never holds the whole pool.
+   */
+  readonly maxConcurrentPerTenant?: number;
+  /**
+   * Testing only: inject a fault into chosen calls (kill the worker thread, kill the
+   * sandbox process, fail the isolate's creation) to prove every call still gets one result.
+   */
+  readonly faults?: (call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined;
 }
 
 export interface PluginReport {
@@ -58,7 +71,14 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       throw new SandboxError('INVALID_PLUGIN', `options.caps.${key} must be a positive integer no larger than ${HOST_LIMIT_CAPS[key as keyof PluginLimits]}`);
     }
   }
-  const pool = options.threads === undefined ? {} : { threads: options.threads };
+  if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads > 0)) {
+    throw new SandboxError('INVALID_PLUGIN', 'options.threads must be a positive integer');
+  }
+  const threads = options.threads ?? Math.max(2, availableParallelism());
+  const perTenant = options.maxConcurrentPerTenant ?? Math.max(1, Math.floor(threads / 2));
+  if (!(Number.isInteger(perTenant) && perTenant > 0)) throw new SandboxError('INVALID_PLUGIN', 'options.maxConcurrentPerTenant must be a positive integer');
+  const hooks: CallHooks = { gate: new TenantGate(perTenant), faultFor: options.faults };
+  const pool = { threads };
   const host: SandboxHost = options.mode === 'in-process'
     ? new InProcessHost(pool)
     : new ChildProcessHost({ ...pool, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
@@ -114,7 +134,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
     plugins: () => [...loaded],
     tools() {
-      toolCache ??= loaded.flatMap((plugin) => pluginTools(plugin, host, verdicts));
+      toolCache ??= loaded.flatMap((plugin) => pluginTools(plugin, host, verdicts, hooks));
       return [...toolCache];
     },
     policyRules: () => loaded.flatMap(pluginPolicyRules),

@@ -33,6 +33,12 @@ export class IsolateRunner {
   // Insertion order doubles as LRU order: a used slot is re-inserted at the end.
   readonly #slots = new Map<string, IsolateSlot>();
   readonly #codeCache = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
+  #failNextIsolate = false;
+
+  /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
+  failNextIsolate(): void {
+    this.#failNextIsolate = true;
+  }
 
   async run(task: SandboxTask): Promise<SandboxOutcome> {
     switch (task.kind) {
@@ -107,7 +113,7 @@ export class IsolateRunner {
     // The key holds the tenant: an isolate is never shared across tenants.
     const key = `${tenant}\u0000${plugin.key}`;
     const existing = this.#slots.get(key);
-    if (existing !== undefined && !existing.isolate.isDisposed) {
+    if (existing !== undefined && !existing.isolate.isDisposed && !this.#failNextIsolate) {
       this.#slots.delete(key);
       this.#slots.set(key, existing);
       return existing;
@@ -123,6 +129,10 @@ export class IsolateRunner {
   }
 
   #newSlot(plugin: PluginSpec): IsolateSlot {
+    if (this.#failNextIsolate) {
+      this.#failNextIsolate = false;
+      throw new Error('injected fault: isolate creation failed');
+    }
     const isolate = new ivm.Isolate({
       memoryLimit: plugin.limits.memoryMb,
       // V8 lost control of the isolate: nothing in this process can be trusted any more.

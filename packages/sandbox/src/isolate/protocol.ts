@@ -14,9 +14,16 @@ export interface PluginSpec {
 
 export type SandboxTask =
   | { readonly kind: 'describe'; readonly plugin: PluginSpec }
-  | { readonly kind: 'call'; readonly plugin: PluginSpec; readonly tenant: string; readonly tool: string; readonly callId: string; readonly argsJson: string }
+  | { readonly kind: 'call'; readonly plugin: PluginSpec; readonly tenant: string; readonly tool: string; readonly callId: string; readonly argsJson: string; readonly fault?: Fault }
   | { readonly kind: 'classify'; readonly plugin: PluginSpec; readonly tenant: string; readonly calls: readonly { readonly tool: string; readonly argsJson: string }[] }
   | { readonly kind: 'ping' };
+
+/**
+ * Testing only: a fault the worker injects into one call (SandboxOptions.faults).
+ * `kill-worker` ends the worker thread, `kill-process` the whole sandbox process,
+ * `fail-isolate` makes creating the call's isolate fail.
+ */
+export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate';
 
 /** Codes a sandboxed call can end with, beyond success. */
 export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED';

@@ -3,6 +3,8 @@
 // the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
 import { ToolCallError, defineTool, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
+import type { Fault } from '../isolate/protocol.js';
+import type { TenantGate } from './tenant-gate.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
 /** Extra wall time the core deadline allows, so the sandbox's own (isolate-only) kill normally wins. */
@@ -12,7 +14,13 @@ export const DEFAULT_TENANT = 'default';
 /** Verdicts of plugin classifiers for this turn, keyed by the frozen args object of each call. */
 export type Verdicts = WeakMap<object, boolean>;
 
-export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: Verdicts): AnyTool[] {
+export interface CallHooks {
+  readonly gate: TenantGate;
+  /** Testing only: a fault to inject into this call. */
+  readonly faultFor: ((call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined) | undefined;
+}
+
+export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: Verdicts, hooks: CallHooks): AnyTool[] {
   return plugin.tools.map((descriptor) =>
     defineTool({
       name: descriptor.name,
@@ -25,10 +33,18 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
       ...(descriptor.hasClassifier ? { isConcurrencySafe: (args: JsonObject) => verdicts.get(args) === true } : {}),
       execute: async (args: JsonObject, exec): Promise<JsonValue> => {
         const argsJson = JSON.stringify(args);
-        const outcome = await host.run(
-          { kind: 'call', plugin: plugin.spec, tenant: exec.tenant ?? DEFAULT_TENANT, tool: descriptor.name, callId: exec.callId, argsJson },
-          exec.signal,
-        );
+        const tenant = exec.tenant ?? DEFAULT_TENANT;
+        const fault = hooks.faultFor?.({ callId: exec.callId, tool: descriptor.name, tenant });
+        const release = await hooks.gate.acquire(tenant, exec.signal);
+        let outcome;
+        try {
+          outcome = await host.run(
+            { kind: 'call', plugin: plugin.spec, tenant, tool: descriptor.name, callId: exec.callId, argsJson, ...(fault === undefined ? {} : { fault }) },
+            exec.signal,
+          );
+        } finally {
+          release();
+        }
         exec.setMetadata({ cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name });
         if (!outcome.ok) throw new ToolCallError(outcome.code, `${descriptor.name}: ${outcome.message}`);
         return JSON.parse(outcome.json) as JsonValue;
