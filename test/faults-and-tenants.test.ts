@@ -83,7 +83,7 @@ describe('tenants sharing one sandbox', () => {
     const seen = new Map<string, number[]>();
     for (const tenant of order) {
       const [result] = await engine.run([{ id: tenant, name: 'whoami', arguments: '{}' }], { tenant });
-      const value = (result as { value: { tenant: string; seen: number } }).value;
+      const value = (result as unknown as { value: { tenant: string; seen: number } }).value;
       expect(value.tenant).toBe(tenant);
       seen.set(tenant, [...(seen.get(tenant) ?? []), value.seen]);
     }
