@@ -173,6 +173,7 @@ describe('airlock check', () => {
     expect(problems).toContain('tools[1] ("no execute")');
     expect(problems).toContain('tools[2] ("string_root")');
     expect(problems).toContain('permissions.tools.ghost names no tool');
+    expect(problems).toContain('capabilities.0 names "kv.get", which this host does not offer');
   });
 
   it('a path that does not exist is exit 2', async () => {

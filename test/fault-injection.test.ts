@@ -16,7 +16,8 @@ const codeOf = (result: ToolResult) => (result.isError ? (result as ToolFailure)
 
 describe('fault injection: the sandbox process dies mid-batch', () => {
   it('in-flight calls become SANDBOX_CRASH, later calls run on a respawned child, the next batch succeeds', async () => {
-    const h = await harness('plugins/busy.js', { cpuMs: 5000, timeoutMs: 10_000 });
+    // A tenant cap of 3 puts all three parallel calls in flight at once.
+    const h = await harness('plugins/busy.js', { cpuMs: 5000, timeoutMs: 10_000 }, { maxConcurrentPerTenant: 3 });
     open = h;
     const [firstPid] = h.sandbox.processIds();
     expect(firstPid).toBeGreaterThan(0);

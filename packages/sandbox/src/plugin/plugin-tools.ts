@@ -7,8 +7,6 @@ import type { Fault } from '../isolate/protocol.js';
 import type { TenantGate } from './tenant-gate.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
-/** Extra wall time the core deadline allows, so the sandbox's own (isolate-only) kill normally wins. */
-const HOST_DEADLINE_GRACE_MS = 1000;
 export const DEFAULT_TENANT = 'default';
 
 /** Verdicts of plugin classifiers for this turn, keyed by the frozen args object of each call. */
@@ -28,7 +26,9 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
       parameters: descriptor.parameters,
       ...(descriptor.deferLoading === undefined ? {} : { deferLoading: descriptor.deferLoading }),
       ...(descriptor.output === undefined ? {} : { output: descriptor.output }),
-      timeoutMs: plugin.spec.limits.timeoutMs + HOST_DEADLINE_GRACE_MS,
+      // No execute-stage deadline: the sandbox enforces the manifest's timeoutMs itself, from
+      // the moment the call starts in its worker. A deadline here would also count time spent
+      // queued behind other tenants' calls and blame this call for their load.
       // Only a verdict the isolate gave this very call admits it to a parallel group.
       ...(descriptor.hasClassifier ? { isConcurrencySafe: (args: JsonObject) => verdicts.get(args) === true } : {}),
       execute: async (args: JsonObject, exec): Promise<JsonValue> => {

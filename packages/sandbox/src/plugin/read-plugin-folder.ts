@@ -47,6 +47,12 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     return done();
   }
   const manifest = parsed.data;
+  // Capabilities are host functions granted by name; this host offers none yet, so a
+  // plugin that needs one must not load as if it had it.
+  (manifest.capabilities ?? []).forEach((name, index) => {
+    problems.push(`${manifestPath}: capabilities.${index} names "${name}", which this host does not offer (it offers none)`);
+  });
+  if (problems.length > 0) return done(manifest);
 
   const source = await readModule(dir, manifest.module, problems);
   if (source === undefined) return done(manifest);

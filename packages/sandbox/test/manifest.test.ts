@@ -1,0 +1,59 @@
+// The manifest schema: one row per option (the path named in each error), and a
+// property that no input, however hostile, makes it throw instead of reporting.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { HOST_LIMIT_CAPS } from '../src/manifest/host-limits.js';
+import { describeIssue, manifestSchema } from '../src/manifest/manifest-schema.js';
+
+const base = { name: 'notes', module: './index.js' };
+const problems = (manifest: unknown): string[] => {
+  const result = manifestSchema().safeParse(manifest, { reportInput: true });
+  return result.success ? [] : result.error.issues.map(describeIssue);
+};
+
+describe('manifest options, each checked and named by path', () => {
+  it.each([
+    ['a minimal manifest', base, []],
+    ['the design example', { ...base, limits: { memoryMb: 64, timeoutMs: 2000, cpuMs: 1000, maxOutputBytes: 1048576 }, permissions: { default: 'allow', tools: { delete_note: 'ask' } }, capabilities: [] }, []],
+    ['name with capitals', { ...base, name: 'Notes' }, ['name must be 1-64 lowercase letters, digits, ".", "_" or "-"']],
+    ['missing name', { module: './index.js' }, ['name is required']],
+    ['module outside the folder', { ...base, module: '../x.js' }, ['module must be a relative path to a .js or .mjs file inside the plugin folder']],
+    ['absolute module', { ...base, module: '/etc/passwd.js' }, ['module must be a relative path to a .js or .mjs file inside the plugin folder']],
+    ['module not JavaScript', { ...base, module: './index.ts' }, ['module must be a relative path to a .js or .mjs file inside the plugin folder']],
+    ['memoryMb over the cap', { ...base, limits: { memoryMb: HOST_LIMIT_CAPS.memoryMb + 1 } }, [`limits.memoryMb must be at most ${HOST_LIMIT_CAPS.memoryMb} (the host's cap)`]],
+    ['memoryMb under isolated-vm\'s minimum', { ...base, limits: { memoryMb: 4 } }, ['limits.memoryMb must be at least 8']],
+    ['timeoutMs as a string', { ...base, limits: { timeoutMs: '2s' } }, ['limits.timeoutMs must be a number']],
+    ['cpuMs fractional', { ...base, limits: { cpuMs: 1.5 } }, ['limits.cpuMs must be a whole number']],
+    ['maxOutputBytes over the cap', { ...base, limits: { maxOutputBytes: HOST_LIMIT_CAPS.maxOutputBytes * 2 } }, [`limits.maxOutputBytes must be at most ${HOST_LIMIT_CAPS.maxOutputBytes} (the host's cap)`]],
+    ['an unknown limit', { ...base, limits: { gpuMs: 1 } }, ['limits.gpuMs: unknown key']],
+    ['a bad default decision', { ...base, permissions: { default: 'sometimes' } }, ['permissions.default must be "allow", "deny" or "ask"']],
+    ['a bad tool decision', { ...base, permissions: { tools: { x: 'yes' } } }, ['permissions.tools.x must be "allow", "deny" or "ask"']],
+    ['a rule without a decision', { ...base, permissions: { rules: [{ tool: 'x' }] } }, ['permissions.rules.0.decision must be "allow", "deny" or "ask"']],
+    ['a capability that is not a name', { ...base, capabilities: ['rm -rf'] }, ['capabilities.0 must be a capability name']],
+    ['a bad realm', { ...base, realm: 'hot' }, ['realm must be "fresh" or "warm"']],
+    ['an unknown top-level key', { ...base, colour: 'blue' }, ['colour: unknown key']],
+  ])('%s', (_case, manifest, expected) => {
+    expect(problems(manifest)).toEqual(expected);
+  });
+
+  it('a lowered host cap is enforced by the schema', () => {
+    const result = manifestSchema({ ...HOST_LIMIT_CAPS, cpuMs: 100 }).safeParse({ ...base, limits: { cpuMs: 200 } }, { reportInput: true });
+    expect(result.success ? [] : result.error.issues.map(describeIssue)).toEqual(['limits.cpuMs must be at most 100 (the host\'s cap)']);
+  });
+
+  it('never throws: any input becomes a parsed manifest or a list of path-named problems', () => {
+    const manifestLike = fc.record({
+      name: fc.oneof(fc.string(), fc.anything()),
+      module: fc.oneof(fc.string(), fc.anything()),
+      limits: fc.oneof(fc.dictionary(fc.string(), fc.anything()), fc.anything()),
+      permissions: fc.anything(),
+      capabilities: fc.anything(),
+    }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(fc.oneof(manifestLike, fc.anything({ withBigInt: true, withNullPrototype: true })), (input) => {
+        for (const problem of problems(input)) expect(typeof problem).toBe('string');
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
