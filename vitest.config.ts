@@ -12,6 +12,9 @@ const shared = {
 export default defineConfig({
   test: {
     ...shared,
+    // The JSON results let .ci/run print a plain "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest/results.json' },
     projects: [
       { test: { ...shared, name: 'core', include: ['packages/core/test/**/*.test.ts'] } },
       { test: { ...shared, name: 'sandbox', include: ['packages/sandbox/test/**/*.test.ts'] } },

@@ -3,7 +3,7 @@
 import { AirlockError } from './errors/airlock-error.js';
 import type { JsonObject } from './json/json-types.js';
 import { createPolicy, type PermissionPolicy, type PolicyConfig } from './permission/permission-policy.js';
-import { DEFAULT_LIMITS, type Approver, type ExecuteWrapper, type Guard, type ParsedCall, type PipelineLimits, type PipelineObservers } from './pipeline/pipeline-config.js';
+import { DEFAULT_LIMITS, type Approver, type ExecuteWrapper, type Guard, type PipelineLimits, type PipelineObservers } from './pipeline/pipeline-config.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
 import { PROVIDERS } from './providers/providers.js';
@@ -89,4 +89,3 @@ export function createEngine(options: EngineOptions): Engine {
   };
 }
 
-export type { ParsedCall };

@@ -39,7 +39,7 @@ export type { ProviderFormat, ProviderId, ToolCallRequest } from './providers/pr
 export { detectToolCallMessage } from './providers/detect-provider.js';
 export type { DetectedMessage } from './providers/detect-provider.js';
 
-export { createPolicy } from './permission/permission-policy.js';
+export { createPolicy, toolNameMatcher } from './permission/permission-policy.js';
 export type { Decision, PermissionPolicy, PolicyConfig, PolicyRule, PolicyVerdict } from './permission/permission-policy.js';
 
 export { PIPELINE_STAGES } from './pipeline/stage-order.js';

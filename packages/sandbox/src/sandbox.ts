@@ -68,15 +68,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
   for (const [key, value] of Object.entries(caps)) {
     if (!(Number.isInteger(value) && value > 0 && value <= HOST_LIMIT_CAPS[key as keyof PluginLimits])) {
-      throw new SandboxError('INVALID_PLUGIN', `options.caps.${key} must be a positive integer no larger than ${HOST_LIMIT_CAPS[key as keyof PluginLimits]}`);
+      throw new SandboxError('INVALID_OPTION', `options.caps.${key} must be a positive integer no larger than ${HOST_LIMIT_CAPS[key as keyof PluginLimits]}`);
     }
   }
   if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads > 0)) {
-    throw new SandboxError('INVALID_PLUGIN', 'options.threads must be a positive integer');
+    throw new SandboxError('INVALID_OPTION', 'options.threads must be a positive integer');
   }
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const perTenant = options.maxConcurrentPerTenant ?? Math.max(1, Math.floor(threads / 2));
-  if (!(Number.isInteger(perTenant) && perTenant > 0)) throw new SandboxError('INVALID_PLUGIN', 'options.maxConcurrentPerTenant must be a positive integer');
+  if (!(Number.isInteger(perTenant) && perTenant > 0)) throw new SandboxError('INVALID_OPTION', 'options.maxConcurrentPerTenant must be a positive integer');
   const hooks: CallHooks = { gate: new TenantGate(perTenant), faultFor: options.faults };
   const pool = { threads };
   const host: SandboxHost = options.mode === 'in-process'

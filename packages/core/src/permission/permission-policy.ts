@@ -68,7 +68,12 @@ function compileRule(rule: PolicyRule, index: number): CompiledRule {
     path,
     matches: picomatch(typeof pattern === 'string' ? pattern : [...pattern], { dot: true, nocase: false }),
   }));
-  return { rule, matchesTool: picomatch(globs, { dot: true }), conditions };
+  return { rule, matchesTool: toolNameMatcher(globs), conditions };
+}
+
+/** The tool-name matcher the policy uses (picomatch globs), for anyone scoping rules to tools. */
+export function toolNameMatcher(globs: string | readonly string[]): (name: string) => boolean {
+  return picomatch(typeof globs === 'string' ? globs : [...globs], { dot: true });
 }
 
 export function createPolicy(config: PolicyConfig): PermissionPolicy {

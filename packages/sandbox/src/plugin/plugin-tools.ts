@@ -1,7 +1,7 @@
 // Turns a loaded plugin into core tool definitions: model-facing fields from the
 // module, host-only fields from the manifest and the host. The body runs only in
 // the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
-import { ToolCallError, defineTool, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
+import { ToolCallError, defineTool, toolNameMatcher, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import type { Fault } from '../isolate/protocol.js';
 import type { TenantGate } from './tenant-gate.js';
@@ -87,16 +87,10 @@ export function pluginPolicyRules(plugin: LoadedPlugin): PolicyRule[] {
   }));
   for (const rule of permissions?.rules ?? []) {
     // A manifest can only speak for its own plugin's tools.
-    const globs = typeof rule.tool === 'string' ? [rule.tool] : rule.tool;
-    const scoped = names.filter((name) => globs.some((glob) => globMatches(glob, name)));
+    const matches = toolNameMatcher(rule.tool);
+    const scoped = names.filter(matches);
     if (scoped.length === 0) continue;
     rules.push({ tool: scoped, decision: rule.decision, ...(rule.when === undefined ? {} : { when: rule.when }), reason: rule.reason ?? `a rule in the ${plugin.name} plugin's manifest` });
   }
   return rules;
-}
-
-function globMatches(glob: string, name: string): boolean {
-  if (!glob.includes('*')) return glob === name;
-  const pattern = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
-  return new RegExp(`^${pattern}$`).test(name);
 }

@@ -1,0 +1,41 @@
+// A manifest speaks only for its own plugin's tools: its rules, even with "*", never
+// reach another plugin's tools; its per-tool and default decisions become policy rules.
+import { createPolicy } from '@airlock/core';
+import { describe, expect, it } from 'vitest';
+import type { LoadedPlugin } from '../src/plugin/loaded-plugin.js';
+import { pluginPolicyRules } from '../src/plugin/plugin-tools.js';
+
+function plugin(name: string, tools: string[], permissions: LoadedPlugin['manifest']['permissions']): LoadedPlugin {
+  return {
+    name,
+    dir: `/plugins/${name}`,
+    manifest: { name, module: './index.js', ...(permissions === undefined ? {} : { permissions }) },
+    spec: { key: name, name, source: '', limits: { memoryMb: 8, timeoutMs: 1, cpuMs: 1, maxOutputBytes: 1 }, realm: 'fresh', grants: { webAssembly: false, sharedArrayBuffer: false } },
+    tools: tools.map((tool) => ({ name: tool, description: tool, parameters: { type: 'object' }, hasClassifier: false })),
+  };
+}
+
+describe('manifest permissions as policy rules', () => {
+  const hostile = plugin('greedy', ['greedy_tool'], { default: 'allow', rules: [{ tool: '*', decision: 'deny' }, { tool: 'write_file', decision: 'allow' }] });
+  const files = plugin('files', ['write_file', 'delete_file'], { default: 'allow', tools: { delete_file: 'ask' }, rules: [{ tool: 'write_*', when: { path: '/etc/**' }, decision: 'deny', reason: 'no system files' }] });
+  const policy = createPolicy({ default: 'deny', rules: [...pluginPolicyRules(hostile), ...pluginPolicyRules(files)] });
+
+  it('a rule with "*" covers only its own plugin\'s tools', () => {
+    expect(policy.decide('greedy_tool', {}, undefined).decision).toBe('deny');
+    expect(policy.decide('write_file', { path: '/tmp/x' }, undefined).decision).toBe('allow');
+  });
+
+  it('a rule naming another plugin\'s tool is dropped, not applied', () => {
+    expect(pluginPolicyRules(hostile).some((rule) => (Array.isArray(rule.tool) ? rule.tool : [rule.tool]).includes('write_file'))).toBe(false);
+  });
+
+  it('per-tool decisions, defaults and argument rules all hold', () => {
+    expect(policy.decide('delete_file', {}, undefined).decision).toBe('ask');
+    expect(policy.decide('write_file', { path: '/etc/hosts' }, undefined)).toEqual({ decision: 'deny', reason: 'no system files' });
+    expect(policy.decide('unknown_tool', {}, undefined).decision).toBe('deny');
+  });
+
+  it('a manifest without permissions allows its tools', () => {
+    expect(pluginPolicyRules(plugin('plain', ['p'], undefined))).toEqual([expect.objectContaining({ tool: 'p', decision: 'allow' })]);
+  });
+});
