@@ -20,7 +20,8 @@ function askAtTerminal(): Approver {
       const prompt = createInterface({ input: process.stdin, output: process.stderr });
       try {
         const args = JSON.stringify(request.args);
-        const line = await prompt.question(`Allow ${request.toolName}(${args.length > 200 ? `${args.slice(0, 200)}…` : args})? ${request.reason}. [y/N] `, { signal });
+        const shown = args.length > 200 ? `${args.slice(0, 200)}…` : args;
+        const line = await prompt.question(`Approval needed (${request.reason}).\nAllow ${request.toolName}(${shown})? [y/N] `, { signal });
         return /^y(es)?$/i.test(line.trim());
       } finally {
         prompt.close();

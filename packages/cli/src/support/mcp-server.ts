@@ -24,7 +24,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
     const args = JSON.stringify(request.args);
     const answer = await server.elicitInput(
       {
-        message: `Allow ${request.toolName}(${args.length > 300 ? `${args.slice(0, 300)}…` : args})? ${request.reason}.`,
+        message: `Allow ${request.toolName}(${args.length > 300 ? `${args.slice(0, 300)}…` : args})? Approval needed: ${request.reason}.`,
         requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
       },
       { signal },
