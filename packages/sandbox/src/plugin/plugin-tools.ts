@@ -83,7 +83,7 @@ export function pluginPolicyRules(plugin: LoadedPlugin): PolicyRule[] {
   const rules: PolicyRule[] = names.map((name) => ({
     tool: name,
     decision: permissions?.tools?.[name] ?? permissions?.default ?? 'allow',
-    reason: `the ${plugin.name} plugin's manifest (${permissions?.tools?.[name] !== undefined ? `permissions.tools.${name}` : 'permissions.default'})`,
+    reason: `${permissions?.tools?.[name] !== undefined ? `permissions.tools.${name}` : 'permissions.default'} in the ${plugin.name} plugin's manifest`,
   }));
   for (const rule of permissions?.rules ?? []) {
     // A manifest can only speak for its own plugin's tools.
