@@ -1,6 +1,7 @@
 // Entry of a sandbox child process: a Piscina pool of isolate workers, driven over
 // IPC. If the parent goes away, so does this process.
 import { NO_USAGE } from '../isolate/protocol.js';
+import type { SandboxTask } from '../isolate/protocol.js';
 import type { FromChild, ToChild } from './child-protocol.js';
 import { THREADS_ENV } from './child-protocol.js';
 import { InProcessHost } from './in-process-host.js';
@@ -8,20 +9,37 @@ import { InProcessHost } from './in-process-host.js';
 const threads = Number(process.env[THREADS_ENV]);
 const host = new InProcessHost(Number.isInteger(threads) && threads > 0 ? { threads } : {});
 const running = new Map<number, AbortController>();
+const sources = new Map<string, string>();
+
+/** Puts back the module source the parent sent once, ahead of the task. */
+function withSource(task: SandboxTask): SandboxTask | undefined {
+  if (task.kind === 'ping') return task;
+  const source = sources.get(task.plugin.key);
+  return source === undefined ? undefined : { ...task, plugin: { ...task.plugin, source } };
+}
 
 function send(message: FromChild): void {
   if (process.connected) process.send?.(message);
 }
 
 process.on('message', (message: ToChild) => {
+  if (message.type === 'plugin') {
+    sources.set(message.key, message.source);
+    return;
+  }
   if (message.type === 'cancel') {
     running.get(message.id)?.abort();
+    return;
+  }
+  const task = withSource(message.task);
+  if (task === undefined) {
+    send({ type: 'result', id: message.id, outcome: { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox process does not know this plugin', usage: NO_USAGE } });
     return;
   }
   const controller = new AbortController();
   running.set(message.id, controller);
   host
-    .run(message.task, controller.signal)
+    .run(task, controller.signal)
     .catch(() => ({ ok: false as const, code: 'SANDBOX_CRASH' as const, message: 'the sandbox pool failed', usage: NO_USAGE }))
     .then((outcome) => {
       running.delete(message.id);

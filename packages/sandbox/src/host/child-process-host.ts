@@ -23,6 +23,8 @@ interface Child {
   deathReason: string | undefined;
   /** Takes no new calls; killed once its in-flight calls are answered. */
   retired: boolean;
+  /** Plugins whose source this child already holds. */
+  readonly plugins: Set<string>;
 }
 
 export class ChildProcessHost implements SandboxHost {
@@ -55,7 +57,7 @@ export class ChildProcessHost implements SandboxHost {
       });
       signal?.addEventListener('abort', onAbort, { once: true });
       refreshRef(child);
-      if (!send(child, { type: 'run', id, task })) child.pending.get(id)?.(crash('the sandbox process is not reachable'));
+      if (!send(child, { type: 'run', id, task: this.#withoutSource(child, task) })) child.pending.get(id)?.(crash('the sandbox process is not reachable'));
     });
   }
 
@@ -93,7 +95,7 @@ export class ChildProcessHost implements SandboxHost {
       env: { ...process.env, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
-    const child: Child = { process: proc, pending: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false };
+    const child: Child = { process: proc, pending: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set() };
     this.#children.add(child);
     this.#current = child;
     proc.on('message', (message: FromChild) => {
@@ -112,6 +114,13 @@ export class ChildProcessHost implements SandboxHost {
       failAll(child, `the sandbox process ${why} during the call`);
     });
     return child;
+  }
+
+  /** The module source crosses to each child once; tasks then carry only the plugin's key. */
+  #withoutSource(child: Child, task: SandboxTask): SandboxTask {
+    if (task.kind === 'ping') return task;
+    if (!child.plugins.has(task.plugin.key) && send(child, { type: 'plugin', key: task.plugin.key, source: task.plugin.source })) child.plugins.add(task.plugin.key);
+    return { ...task, plugin: { ...task.plugin, source: '' } };
   }
 
   #retire(child: Child): void {

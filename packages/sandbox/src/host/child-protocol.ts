@@ -2,6 +2,9 @@
 import type { SandboxOutcome, SandboxTask } from '../isolate/protocol.js';
 
 export type ToChild =
+  /** Sent once per plugin and child, before any task that needs it. */
+  | { readonly type: 'plugin'; readonly key: string; readonly source: string }
+  /** Tasks travel without their plugin's source; the child fills it in by key. */
   | { readonly type: 'run'; readonly id: number; readonly task: SandboxTask }
   | { readonly type: 'cancel'; readonly id: number };
 
