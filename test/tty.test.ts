@@ -14,7 +14,8 @@ function atTerminal(args: string, options: { input?: string; env?: Record<string
   return result.stdout;
 }
 
-const ANSI = /\u001b\[\d+m/;
+// An SGR escape sequence (ESC [ n m): what colour output is made of.
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[\\d+m`);
 
 describe.skipIf(!hasScript)('at a terminal', () => {
   it('renders cards with colour by default', () => {
