@@ -10,6 +10,7 @@ export { manifestSchema } from './manifest/manifest-schema.js';
 export type { PluginManifest } from './manifest/manifest-schema.js';
 export { MANIFEST_FILE } from './plugin/read-plugin-folder.js';
 export { DEFAULT_TENANT } from './plugin/plugin-tools.js';
+export type { Capability, CapabilityContext } from './plugin/plugin-tools.js';
 export type { LoadedPlugin } from './plugin/loaded-plugin.js';
 export type { PluginToolDescriptor } from './plugin/describe-plugin.js';
 export { hasSnapshotFlag } from './host/in-process-host.js';

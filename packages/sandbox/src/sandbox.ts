@@ -9,7 +9,7 @@ import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
 import { describePlugin } from './plugin/describe-plugin.js';
 import { discoverPluginFolders } from './plugin/discover-plugins.js';
 import type { LoadedPlugin } from './plugin/loaded-plugin.js';
-import { classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Verdicts } from './plugin/plugin-tools.js';
+import { classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Capability, type Verdicts } from './plugin/plugin-tools.js';
 import { TenantGate } from './plugin/tenant-gate.js';
 import type { Fault } from './isolate/protocol.js';
 import { availableParallelism } from 'node:os';
@@ -38,6 +38,11 @@ export interface SandboxOptions {
    * sandbox process, fail the isolate's creation) to prove every call still gets one result.
    */
   readonly faults?: (call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined;
+  /**
+   * Host functions plugins may be granted by name (manifest `capabilities`); none by default.
+   * Each takes and returns JSON; a failure reaches the plugin as a generic error.
+   */
+  readonly capabilities?: Readonly<Record<string, Capability>>;
 }
 
 export interface PluginReport {
@@ -77,7 +82,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const perTenant = options.maxConcurrentPerTenant ?? Math.max(1, Math.floor(threads / 2));
   if (!(Number.isInteger(perTenant) && perTenant > 0)) throw new SandboxError('INVALID_OPTION', 'options.maxConcurrentPerTenant must be a positive integer');
-  const hooks: CallHooks = { gate: new TenantGate(perTenant), faultFor: options.faults };
+  const offered = new Map<string, Capability>();
+  for (const [name, capability] of Object.entries(options.capabilities ?? {})) {
+    if (!/^[a-z][a-zA-Z0-9_.]{0,63}$/.test(name)) throw new SandboxError('INVALID_OPTION', `options.capabilities: "${name}" is not a capability name (a letter, then letters, digits, "_" or ".")`);
+    if (typeof capability !== 'function') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} must be a function`);
+    offered.set(name, capability);
+  }
+  const hooks: CallHooks = { gate: new TenantGate(perTenant), capabilities: offered, faultFor: options.faults };
   const pool = { threads };
   const host: SandboxHost = options.mode === 'in-process'
     ? new InProcessHost(pool)
@@ -88,7 +99,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   let closed = false;
 
   const inspect = async (dir: string): Promise<{ report: PluginReport; plugin: LoadedPlugin | undefined }> => {
-    const folder = await readPluginFolder(dir, caps);
+    const folder = await readPluginFolder(dir, caps, new Set(offered.keys()));
     const problems = [...folder.problems];
     let tools: LoadedPlugin['tools'] = [];
     if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {

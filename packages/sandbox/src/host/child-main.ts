@@ -10,6 +10,19 @@ const threads = Number(process.env[THREADS_ENV]);
 const host = new InProcessHost(Number.isInteger(threads) && threads > 0 ? { threads } : {});
 const running = new Map<number, AbortController>();
 const sources = new Map<string, string>();
+const capabilityWaiters = new Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>();
+let nextRequest = 1;
+
+/** Capability calls of task `id` are relayed to the parent, where the embedder's functions live. */
+function askParent(id: number): (name: string, json: string) => Promise<string> {
+  return (name, json) =>
+    new Promise((resolve, reject) => {
+      const requestId = nextRequest;
+      nextRequest += 1;
+      capabilityWaiters.set(requestId, { resolve, reject });
+      send({ type: 'capability', id, requestId, name, json });
+    });
+}
 
 /** Puts back the module source the parent sent once, ahead of the task. */
 function withSource(task: SandboxTask): SandboxTask | undefined {
@@ -31,6 +44,13 @@ process.on('message', (message: ToChild) => {
     running.get(message.id)?.abort();
     return;
   }
+  if (message.type === 'capability-reply') {
+    const waiter = capabilityWaiters.get(message.requestId);
+    capabilityWaiters.delete(message.requestId);
+    if (message.ok && typeof message.json === 'string') waiter?.resolve(message.json);
+    else waiter?.reject(new Error('capability failed'));
+    return;
+  }
   const task = withSource(message.task);
   if (task === undefined) {
     send({ type: 'result', id: message.id, outcome: { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox process does not know this plugin', usage: NO_USAGE } });
@@ -39,7 +59,7 @@ process.on('message', (message: ToChild) => {
   const controller = new AbortController();
   running.set(message.id, controller);
   host
-    .run(task, controller.signal)
+    .run(task, controller.signal, askParent(message.id))
     .catch(() => ({ ok: false as const, code: 'SANDBOX_CRASH' as const, message: 'the sandbox pool failed', usage: NO_USAGE }))
     .then((outcome) => {
       running.delete(message.id);

@@ -4,7 +4,7 @@
 // task starts a fresh child.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { NO_USAGE, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
 import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
@@ -25,6 +25,8 @@ interface Child {
   retired: boolean;
   /** Plugins whose source this child already holds. */
   readonly plugins: Set<string>;
+  /** Who answers the capability calls of each in-flight task. */
+  readonly capabilities: Map<number, CapabilityHandler>;
 }
 
 export class ChildProcessHost implements SandboxHost {
@@ -38,7 +40,7 @@ export class ChildProcessHost implements SandboxHost {
     this.#options = options;
   }
 
-  run(task: SandboxTask, signal?: AbortSignal): Promise<SandboxOutcome> {
+  run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
     if (this.#closed) return Promise.resolve(crash('the sandbox is closed'));
     if (signal?.aborted) return Promise.resolve({ ok: false, code: 'ABORTED', message: 'cancelled before it started', usage: NO_USAGE });
     const child = this.#currentChild();
@@ -48,9 +50,11 @@ export class ChildProcessHost implements SandboxHost {
       const onAbort = (): void => {
         send(child, { type: 'cancel', id });
       };
+      if (capabilities !== undefined) child.capabilities.set(id, capabilities);
       child.pending.set(id, (outcome) => {
         signal?.removeEventListener('abort', onAbort);
         child.pending.delete(id);
+        child.capabilities.delete(id);
         refreshRef(child);
         if (child.retired && child.pending.size === 0) child.process.kill('SIGKILL');
         resolve(outcome);
@@ -95,10 +99,19 @@ export class ChildProcessHost implements SandboxHost {
       env: { ...process.env, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
-    const child: Child = { process: proc, pending: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set() };
+    const child: Child = { process: proc, pending: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set(), capabilities: new Map() };
     this.#children.add(child);
     this.#current = child;
     proc.on('message', (message: FromChild) => {
+      if (message.type === 'capability') {
+        const handler = child.capabilities.get(message.id);
+        const answer = handler === undefined ? Promise.reject(new Error('no capabilities')) : handler(message.name, message.json);
+        answer.then(
+          (json) => send(child, { type: 'capability-reply', requestId: message.requestId, ok: true, json }),
+          () => send(child, { type: 'capability-reply', requestId: message.requestId, ok: false }),
+        );
+        return;
+      }
       if (message.type !== 'result') return;
       // A worker died under this call: its process may be about to abort (a V8 fatal
       // error), so it takes no new calls. Later calls go to a fresh child.

@@ -6,10 +6,13 @@ export type ToChild =
   | { readonly type: 'plugin'; readonly key: string; readonly source: string }
   /** Tasks travel without their plugin's source; the child fills it in by key. */
   | { readonly type: 'run'; readonly id: number; readonly task: SandboxTask }
-  | { readonly type: 'cancel'; readonly id: number };
+  | { readonly type: 'cancel'; readonly id: number }
+  | { readonly type: 'capability-reply'; readonly requestId: number; readonly ok: boolean; readonly json?: string };
 
 export type FromChild =
   | { readonly type: 'ready' }
-  | { readonly type: 'result'; readonly id: number; readonly outcome: SandboxOutcome };
+  | { readonly type: 'result'; readonly id: number; readonly outcome: SandboxOutcome }
+  /** A running call asks the embedder's capability; the parent answers with capability-reply. */
+  | { readonly type: 'capability'; readonly id: number; readonly requestId: number; readonly name: string; readonly json: string };
 
 export const THREADS_ENV = 'AIRLOCK_SANDBOX_THREADS';

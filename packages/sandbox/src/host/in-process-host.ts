@@ -3,7 +3,8 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
-import { NO_USAGE, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { MessageChannel } from 'node:worker_threads';
+import { NO_USAGE, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
@@ -25,14 +26,14 @@ export function assertSnapshotFlag(): void {
 }
 
 export class InProcessHost implements SandboxHost {
-  readonly #pool: Piscina<SandboxTask, SandboxOutcome>;
+  readonly #pool: Piscina<PoolTask, SandboxOutcome>;
   #closed = false;
   #lastKillAt = 0;
 
   constructor(options: PoolOptions = {}) {
     assertSnapshotFlag();
     const threads = options.threads ?? Math.max(2, availableParallelism());
-    this.#pool = new Piscina<SandboxTask, SandboxOutcome>({
+    this.#pool = new Piscina<PoolTask, SandboxOutcome>({
       filename: WORKER_FILE,
       minThreads: 1,
       maxThreads: threads,
@@ -45,10 +46,21 @@ export class InProcessHost implements SandboxHost {
     });
   }
 
-  async run(task: SandboxTask, signal?: AbortSignal): Promise<SandboxOutcome> {
+  async run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
     if (this.#closed) return { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox is closed', usage: NO_USAGE };
+    // A call of a plugin granted capabilities gets a port to ask on, answered here.
+    const channel = task.kind === 'call' && task.plugin.capabilities.length > 0 && capabilities !== undefined ? new MessageChannel() : undefined;
+    if (channel !== undefined && capabilities !== undefined) {
+      channel.port1.on('message', (request: CapabilityRequest) => {
+        capabilities(request.name, request.json).then(
+          (json) => channel.port1.postMessage({ id: request.id, ok: true, json }),
+          () => channel.port1.postMessage({ id: request.id, ok: false }),
+        );
+      });
+    }
     try {
-      const outcome = await this.#pool.run(task, signal === undefined ? {} : { signal });
+      const poolTask: PoolTask = channel === undefined ? { task } : { task, capabilityPort: channel.port2 };
+      const outcome = await this.#pool.run(poolTask, { ...(signal === undefined ? {} : { signal }), ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;
     } catch (error) {
@@ -58,6 +70,8 @@ export class InProcessHost implements SandboxHost {
         return { ok: false, code: 'ABORTED', message: 'cancelled while running', usage: NO_USAGE };
       }
       return { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox worker died during the call', usage: NO_USAGE };
+    } finally {
+      channel?.port1.close();
     }
   }
 

@@ -1,10 +1,13 @@
 // Where sandbox tasks run: a Piscina pool in a supervised child process (the default),
 // or in this process for embedders who accept that an isolate OOM may abort it.
-import type { SandboxOutcome, SandboxTask } from '../isolate/protocol.js';
+import type { CapabilityHandler, SandboxOutcome, SandboxTask } from '../isolate/protocol.js';
 
 export interface SandboxHost {
-  /** Always resolves with an outcome: crashes, cancellations and shutdowns included. */
-  run(task: SandboxTask, signal?: AbortSignal): Promise<SandboxOutcome>;
+  /**
+   * Always resolves with an outcome: crashes, cancellations and shutdowns included.
+   * `capabilities` answers the call's capability requests (plugins granted some only).
+   */
+  run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome>;
   /** Process ids hosting isolates (for supervision, diagnostics and fault-injection tests). */
   processIds(): number[];
   close(): Promise<void>;

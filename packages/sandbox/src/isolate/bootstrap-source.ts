@@ -5,6 +5,9 @@
 // Results and thrown values are serialized to a string *here*, inside the isolate,
 // so getters, Proxies and toJSON run under the call's CPU and wall-clock limits.
 export const ENTRY_GLOBAL = '__airlock_entry';
+/** Set by the host before the bootstrap runs, taken into its closure, then deleted. */
+export const CAPABILITY_REFERENCE_GLOBAL = '__airlock_capability';
+export const CAPABILITY_NAMES_GLOBAL = '__airlock_capability_names';
 
 export const BOOTSTRAP_SOURCE = String.raw`
 (function (grantWebAssembly, grantSharedArrayBuffer) {
@@ -22,6 +25,39 @@ export const BOOTSTRAP_SOURCE = String.raw`
 
   if (!grantWebAssembly) delete g.WebAssembly;
   if (!grantSharedArrayBuffer) { delete g.SharedArrayBuffer; delete g.Atomics; }
+
+  // The host's capability bridge: a Reference kept in this closure only. Plugin code
+  // never sees it, just one plain function per granted name.
+  const capabilityReference = g['${CAPABILITY_REFERENCE_GLOBAL}'];
+  const capabilityNames = g['${CAPABILITY_NAMES_GLOBAL}'] || [];
+  delete g['${CAPABILITY_REFERENCE_GLOBAL}'];
+  delete g['${CAPABILITY_NAMES_GLOBAL}'];
+  const referenceApply = capabilityReference ? capabilityReference.apply : undefined;
+  const then = Promise.prototype.then;
+  const freeze = Object.freeze;
+  const createNull = Object.create;
+
+  function stringifyArgument(argument) {
+    const text = json(argument === undefined ? null : argument);
+    if (typeof text !== 'string') throw new TypeError('not JSON');
+    return text;
+  }
+
+  function capabilitiesObject() {
+    const capabilities = createNull(null);
+    for (let i = 0; i < capabilityNames.length; i += 1) {
+      const name = capabilityNames[i];
+      capabilities[name] = function (argument) {
+        let json;
+        try { json = stringifyArgument(argument); } catch (error) {
+          return Promise.reject(new TypeError('capability ' + name + ' takes JSON'));
+        }
+        const pending = apply(referenceApply, capabilityReference, [undefined, [name, json], { result: { promise: true } }]);
+        return apply(then, pending, [function (text) { return parse(text); }]);
+      };
+    }
+    return freeze(capabilities);
+  }
 
   function json(value) { return apply(stringify, undefined, [value]); }
 
@@ -138,7 +174,9 @@ export const BOOTSTRAP_SOURCE = String.raw`
     if (tool === undefined || typeof tool.execute !== 'function') return failure('TOOL_ERROR', 'the plugin has no tool named ' + json(name));
     let value;
     try {
-      value = await tool.execute(parse(argsJson), parse(contextJson));
+      const context = parse(contextJson);
+      context.capabilities = capabilitiesObject();
+      value = await tool.execute(parse(argsJson), context);
     } catch (error) {
       return failure('TOOL_ERROR', describeThrown(error));
     }

@@ -2,15 +2,17 @@
 // a fresh realm per call unless the manifest opts into a warm one, and every
 // isolate that hit a limit or failed outside the wrapper disposed, never reused.
 import ivm from 'isolated-vm';
-import { BOOTSTRAP_SOURCE, ENTRY_GLOBAL } from './bootstrap-source.js';
+import { BOOTSTRAP_SOURCE, CAPABILITY_NAMES_GLOBAL, CAPABILITY_REFERENCE_GLOBAL, ENTRY_GLOBAL } from './bootstrap-source.js';
 import { PluginLoadFailure, failureCode } from './failure-code.js';
-import { NO_USAGE, type PluginSpec, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
+import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
 import { Watchdog } from './watchdog.js';
 
 /** Classifiers run under a tight budget: anything slower just means exclusive. */
 const CLASSIFY_BUDGET = { cpuMs: 50, timeoutMs: 250 };
 const DESCRIBE_BUDGET_CAP = { cpuMs: 2000, timeoutMs: 5000 };
 const MAX_ISOLATES_PER_WORKER = 32;
+/** Largest JSON a capability call may pass either way. */
+const MAX_CAPABILITY_BYTES = 1024 * 1024;
 
 interface Realm {
   readonly context: ivm.Context;
@@ -34,13 +36,32 @@ export class IsolateRunner {
   readonly #slots = new Map<string, IsolateSlot>();
   readonly #codeCache = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
   #failNextIsolate = false;
+  /** The running call's capabilities: set for the duration of one call task only. */
+  #capabilities: { readonly granted: ReadonlySet<string>; readonly handler: CapabilityHandler } | undefined;
+  /** The one host function realms can reach, and only those granted capabilities. */
+  readonly #capabilityReference = new ivm.Reference(async (name: unknown, json: unknown): Promise<string> => this.#callCapability(name, json));
+
+  async #callCapability(name: unknown, json: unknown): Promise<string> {
+    const current = this.#capabilities;
+    // Host failures reach the plugin as a generic error: no host message, path or stack.
+    if (current === undefined || typeof name !== 'string' || !current.granted.has(name)) throw new Error('capability unavailable');
+    if (typeof json !== 'string' || json.length > MAX_CAPABILITY_BYTES) throw new Error(`capability ${name}: argument too large`);
+    let answer: string;
+    try {
+      answer = await current.handler(name, json);
+    } catch {
+      throw new Error(`capability ${name} failed`);
+    }
+    if (answer.length > MAX_CAPABILITY_BYTES) throw new Error(`capability ${name}: answer too large`);
+    return answer;
+  }
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
   failNextIsolate(): void {
     this.#failNextIsolate = true;
   }
 
-  async run(task: SandboxTask): Promise<SandboxOutcome> {
+  async run(task: SandboxTask, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
     switch (task.kind) {
       case 'ping':
         return { ok: true, json: '"pong"', usage: NO_USAGE };
@@ -57,8 +78,13 @@ export class IsolateRunner {
       }
       case 'call': {
         const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
-        return this.#inIsolate(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, (realm, budget) =>
-          realm.entry.apply(undefined, [realm.namespace.derefInto(), 'call', task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context], budget));
+        if (capabilities !== undefined && task.plugin.capabilities.length > 0) this.#capabilities = { granted: new Set(task.plugin.capabilities), handler: capabilities };
+        try {
+          return await this.#inIsolate(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, (realm, budget) =>
+            realm.entry.apply(undefined, [realm.namespace.derefInto(), 'call', task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context], budget));
+        } finally {
+          this.#capabilities = undefined;
+        }
       }
     }
   }
@@ -163,6 +189,10 @@ export class IsolateRunner {
     slot.bootstrap ??= isolate.compileScriptSync(`(${BOOTSTRAP_SOURCE})(${plugin.grants.webAssembly === true}, ${plugin.grants.sharedArrayBuffer === true})`);
     const context = isolate.createContextSync();
     try {
+      if (plugin.capabilities.length > 0) {
+        context.global.setSync(CAPABILITY_NAMES_GLOBAL, new ivm.ExternalCopy([...plugin.capabilities]).copyInto());
+        context.global.setSync(CAPABILITY_REFERENCE_GLOBAL, this.#capabilityReference);
+      }
       slot.bootstrap.runSync(context, { timeout: 1000 });
       // Taken before plugin code runs, then removed: the plugin never sees the entry.
       const entry = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference;

@@ -10,7 +10,27 @@ export interface PluginSpec {
   readonly limits: PluginLimits;
   readonly realm: 'fresh' | 'warm';
   readonly grants: { readonly webAssembly: boolean; readonly sharedArrayBuffer: boolean };
+  /** Host capabilities the manifest grants, by name; the only host functions a realm can reach. */
+  readonly capabilities: readonly string[];
 }
+
+/** A plugin's capability call, from the worker to whoever hosts the pool (JSON text both ways). */
+export interface CapabilityRequest {
+  readonly id: number;
+  readonly name: string;
+  readonly json: string;
+}
+
+export type CapabilityReply = { readonly id: number; readonly ok: true; readonly json: string } | { readonly id: number; readonly ok: false };
+
+/** What the pool's workers receive: the task, and for calls that may use capabilities, a port to ask on. */
+export interface PoolTask {
+  readonly task: SandboxTask;
+  readonly capabilityPort?: import('node:worker_threads').MessagePort;
+}
+
+/** Answers a capability call of the running task; rejects (with no detail for the plugin) on failure. */
+export type CapabilityHandler = (name: string, json: string) => Promise<string>;
 
 export type SandboxTask =
   | { readonly kind: 'describe'; readonly plugin: PluginSpec }

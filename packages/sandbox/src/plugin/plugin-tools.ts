@@ -1,9 +1,9 @@
 // Turns a loaded plugin into core tool definitions: model-facing fields from the
 // module, host-only fields from the manifest and the host. The body runs only in
 // the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
-import { ToolCallError, defineTool, toolNameMatcher, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
+import { ToolCallError, defineTool, snapshotJson, toolNameMatcher, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
-import type { Fault } from '../isolate/protocol.js';
+import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
 import type { TenantGate } from './tenant-gate.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
@@ -12,8 +12,22 @@ export const DEFAULT_TENANT = 'default';
 /** Verdicts of plugin classifiers for this turn, keyed by the frozen args object of each call. */
 export type Verdicts = WeakMap<object, boolean>;
 
+/** What a capability knows about the call that asked: enough to scope by tenant, never host objects. */
+export interface CapabilityContext {
+  readonly tenant: string;
+  readonly plugin: string;
+  readonly tool: string;
+  readonly callId: string;
+  /** Aborts when the call ends (done, killed or cancelled). */
+  readonly signal: AbortSignal;
+}
+
+/** A host function a manifest may be granted by name: JSON in, JSON out. */
+export type Capability = (argument: JsonValue, context: CapabilityContext) => JsonValue | Promise<JsonValue>;
+
 export interface CallHooks {
   readonly gate: TenantGate;
+  readonly capabilities: ReadonlyMap<string, Capability>;
   /** Testing only: a fault to inject into this call. */
   readonly faultFor: ((call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined) | undefined;
 }
@@ -36,13 +50,17 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         const tenant = exec.tenant ?? DEFAULT_TENANT;
         const fault = hooks.faultFor?.({ callId: exec.callId, tool: descriptor.name, tenant });
         const release = await hooks.gate.acquire(tenant, exec.signal);
+        const scope = new AbortController();
+        const capabilities = capabilityHandler(plugin, hooks.capabilities, { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) });
         let outcome;
         try {
           outcome = await host.run(
             { kind: 'call', plugin: plugin.spec, tenant, tool: descriptor.name, callId: exec.callId, argsJson, ...(fault === undefined ? {} : { fault }) },
             exec.signal,
+            capabilities,
           );
         } finally {
+          scope.abort();
           release();
         }
         exec.setMetadata({ cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name });
@@ -51,6 +69,18 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
       },
     }),
   );
+}
+
+/** Answers one call's capability requests from the embedder's functions: granted names only, JSON only. */
+function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Capability>, context: CapabilityContext): CapabilityHandler | undefined {
+  if (plugin.spec.capabilities.length === 0) return undefined;
+  const granted = new Set(plugin.spec.capabilities);
+  return async (name, json) => {
+    const capability = granted.has(name) ? offered.get(name) : undefined;
+    if (capability === undefined) throw new Error(`capability ${name} is not granted`);
+    const answer = await capability(JSON.parse(json) as JsonValue, context);
+    return JSON.stringify(snapshotJson(answer === undefined ? null : answer, { label: `capability ${name}'s answer` }));
+  };
 }
 
 /** Asks each plugin's classifiers, inside its isolate, about this turn's calls. */

@@ -20,7 +20,7 @@ export interface PluginFolder {
   readonly problems: string[];
 }
 
-export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LIMIT_CAPS): Promise<PluginFolder> {
+export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LIMIT_CAPS, offered: ReadonlySet<string> = new Set()): Promise<PluginFolder> {
   const manifestPath = join(dir, MANIFEST_FILE);
   const problems: string[] = [];
   const done = (manifest?: PluginManifest, spec?: PluginSpec): PluginFolder => ({ dir, manifestPath, manifest, spec, problems });
@@ -47,10 +47,13 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     return done();
   }
   const manifest = parsed.data;
-  // Capabilities are host functions granted by name; this host offers none yet, so a
-  // plugin that needs one must not load as if it had it.
+  // Capabilities are host functions granted by name: a plugin that needs one this host
+  // does not offer must not load as if it had it.
   (manifest.capabilities ?? []).forEach((name, index) => {
-    problems.push(`${manifestPath}: capabilities.${index} names "${name}", which this host does not offer (it offers none)`);
+    if (!offered.has(name)) {
+      const list = offered.size === 0 ? 'it offers none' : `it offers ${[...offered].sort().join(', ')}`;
+      problems.push(`${manifestPath}: capabilities.${index} names "${name}", which this host does not offer (${list})`);
+    }
   });
   if (problems.length > 0) return done(manifest);
 
@@ -71,6 +74,7 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     limits,
     realm: manifest.realm ?? 'fresh',
     grants: { webAssembly: manifest.grants?.webAssembly === true, sharedArrayBuffer: manifest.grants?.sharedArrayBuffer === true },
+    capabilities: [...new Set(manifest.capabilities ?? [])],
   };
   return done(manifest, spec);
 }

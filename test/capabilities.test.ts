@@ -1,0 +1,90 @@
+// Host capabilities: the only host functions a realm can reach, granted by name, JSON
+// only, scoped by tenant, failing without host detail, bounded by the call's deadline.
+import { createEngine, type Engine, type JsonValue, type ToolFailure } from '@airlock/core';
+import { createSandbox, SandboxError, type Capability, type Sandbox } from '@airlock/sandbox';
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pluginFolder } from './support/plugin-harness.js';
+
+const stores = new Map<string, Map<string, JsonValue>>();
+let slowSignal: AbortSignal | undefined;
+const capabilities: Record<string, Capability> = {
+  'kv.get': (argument, context) => stores.get(context.tenant)?.get((argument as { key: string }).key) ?? null,
+  'kv.set': (argument, context) => {
+    const { key, value } = argument as { key: string; value: JsonValue };
+    if (!stores.has(context.tenant)) stores.set(context.tenant, new Map());
+    stores.get(context.tenant)!.set(key, value);
+    return true;
+  },
+  'kv.fail': () => {
+    throw new Error('database at /srv/secret/db.sqlite is locked');
+  },
+  'kv.slow': (_argument, context) => {
+    slowSignal = context.signal;
+    return new Promise(() => undefined);
+  },
+  'admin.wipe': () => true, // offered by the host, granted to no plugin
+};
+
+for (const mode of ['process', 'in-process'] as const) {
+  describe(`capabilities (${mode} mode)`, () => {
+    let dir: string;
+    let sandbox: Sandbox;
+    let engine: Engine;
+    beforeAll(async () => {
+      dir = await pluginFolder('plugins/capabilities.js', { name: 'caps', capabilities: ['kv.get', 'kv.set', 'kv.fail', 'kv.slow'], limits: { timeoutMs: 500 } });
+      sandbox = createSandbox({ mode, capabilities });
+      await sandbox.loadPlugins([dir]);
+      engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
+    });
+    afterAll(async () => {
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    const call = async (name: string, args: JsonValue = {}, tenant = 'acme') => (await engine.run([{ id: name, name, arguments: JSON.stringify(args) }], { tenant }))[0]!;
+
+    it('round-trips JSON through the host, scoped by tenant', async () => {
+      expect(await call('remember', { key: 'k', value: { n: 1 } }, 'acme')).toMatchObject({ isError: false, value: { n: 1 } });
+      expect(await call('remember', { key: 'k' }, 'acme')).toMatchObject({ value: { n: 1 } });
+      expect(await call('remember', { key: 'k' }, 'globex')).toMatchObject({ value: null });
+    });
+
+    it('exposes granted names only, as plain functions, with no bridge left on the global', async () => {
+      expect(await call('probe')).toMatchObject({ value: { names: ['kv.fail', 'kv.get', 'kv.set', 'kv.slow'], leakedGlobals: [], frozen: true, nullPrototype: true, ungranted: 'undefined' } });
+    });
+
+    it('a host failure reaches the plugin as a generic error, without the host\'s message', async () => {
+      const result = await call('failing');
+      expect(result).toMatchObject({ isError: false, value: 'capability kv.fail failed' });
+      expect(JSON.stringify(result)).not.toContain('/srv/secret');
+    });
+
+    it('a capability that never answers is ended by the call\'s deadline, and its signal aborts', async () => {
+      const result = await call('waiting');
+      expect((result as ToolFailure).error.code).toBe('TIMEOUT');
+      await expect.poll(() => slowSignal?.aborted).toBe(true);
+      expect(await call('remember', { key: 'k' }, 'acme')).toMatchObject({ isError: false });
+    });
+  });
+}
+
+describe('granting', () => {
+  it('a manifest that asks for a capability the host does not offer does not load', async () => {
+    const dir = await pluginFolder('plugins/capabilities.js', { name: 'greedy', capabilities: ['kv.get', 'fs.read'] });
+    const sandbox = createSandbox({ capabilities });
+    try {
+      const error = await sandbox.loadPlugins([dir]).catch((thrown: unknown) => thrown);
+      expect(SandboxError.isInstance(error)).toBe(true);
+      expect((error as SandboxError).problems[0]).toMatch(/capabilities\.1 names "fs\.read", which this host does not offer \(it offers admin\.wipe, kv\.fail, kv\.get, kv\.set, kv\.slow\)/);
+    } finally {
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('capability options are checked by path', () => {
+    expect(() => createSandbox({ capabilities: { 'Bad Name': () => null } })).toThrow(/options\.capabilities: "Bad Name" is not a capability name/);
+    expect(() => createSandbox({ capabilities: { 'kv.get': 'nope' as never } })).toThrow(/options\.capabilities\.kv\.get must be a function/);
+  });
+});
