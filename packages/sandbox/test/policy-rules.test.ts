@@ -10,7 +10,7 @@ function plugin(name: string, tools: string[], permissions: LoadedPlugin['manife
     name,
     dir: `/plugins/${name}`,
     manifest: { name, module: './index.js', ...(permissions === undefined ? {} : { permissions }) },
-    spec: { key: name, name, source: '', limits: { memoryMb: 8, timeoutMs: 1, cpuMs: 1, maxOutputBytes: 1 }, realm: 'fresh', grants: { webAssembly: false, sharedArrayBuffer: false } },
+    spec: { key: name, name, source: '', limits: { memoryMb: 8, timeoutMs: 1, cpuMs: 1, maxOutputBytes: 1 }, realm: 'fresh', grants: { webAssembly: false, sharedArrayBuffer: false }, capabilities: [] },
     tools: tools.map((tool) => ({ name: tool, description: tool, parameters: { type: 'object' }, hasClassifier: false })),
   };
 }
