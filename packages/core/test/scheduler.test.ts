@@ -155,6 +155,13 @@ describe('cancelling a turn', () => {
     expect(body).not.toHaveBeenCalled();
   });
 
+  it('a preSchedule that throws synchronously, and calls whose fields cannot be read, still end in one result each', async () => {
+    const hostile = { id: 'bad', get name(): string { throw new Error('getter'); }, arguments: '{}' };
+    const results = await engine([tool('t')], { preSchedule: () => { throw new Error('sync failure'); } }).run([call('t', {}, 'ok'), hostile as never]);
+    expect(results.map((r) => (r.isError ? r.error.code : 'ok'))).toEqual(['ok', 'INVALID_ARGS']);
+    expect(results[1]!.callId).toBe('bad');
+  });
+
   it('every call gets exactly one result even when preSchedule and observers throw', async () => {
     const results = await engine([tool('t')], {
       preSchedule: () => Promise.reject(new Error('classifier host down')),

@@ -25,7 +25,7 @@ export interface SchedulerConfig extends PipelineConfig {
 export async function runTurn(config: SchedulerConfig, requests: readonly ToolCallRequest[], options: TurnOptions = {}): Promise<ToolResult[]> {
   const signal = options.signal ?? NEVER_ABORTED;
   const tenant = options.tenant;
-  const parsed = requests.map((request, index) => parseCall(config.registry, request, index, config.limits));
+  const parsed = requests.map((request, index) => safeParse(config, request, index));
   const results: (ToolResult | undefined)[] = new Array<ToolResult | undefined>(parsed.length);
   let committed = 0;
 
@@ -53,18 +53,37 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
   };
 
   try {
-    if (config.preSchedule !== undefined && !signal.aborted) {
-      await config.preSchedule(parsed, { signal, tenant }).catch(() => undefined); // no verdict means exclusive
+    const preSchedule = config.preSchedule;
+    if (preSchedule !== undefined && !signal.aborted) {
+      // No verdict means exclusive: a preparation that throws, even synchronously, only costs parallelism.
+      await Promise.resolve().then(() => preSchedule(parsed, { signal, tenant })).catch(() => undefined);
     }
     for (const group of groupCalls(parsed)) {
       if (group.kind === 'exclusive' || group.calls.length === 1) await run(group.calls[0] as ParsedCall);
       else await runPool(group.calls, Math.max(1, config.maxParallel), run);
     }
+  } catch {
+    // Reported below: whatever failed, no exception leaves the turn.
   } finally {
-    // Whatever failed above, every call still gets exactly one result.
+    // Every call still gets exactly one result.
     for (const call of parsed) if (results[call.index] === undefined) commit(call, emergencyResult(call));
   }
   return results as ToolResult[];
+}
+
+/** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
+function safeParse(config: SchedulerConfig, request: ToolCallRequest, index: number): ParsedCall {
+  try {
+    return parseCall(config.registry, request, index, config.limits);
+  } catch {
+    let callId = `call-${index}`;
+    try {
+      if (typeof request.id === 'string') callId = request.id;
+    } catch {
+      // keep the positional id
+    }
+    return { index, callId, name: 'unknown', tool: undefined, args: undefined, failure: { code: 'INVALID_ARGS', message: 'this tool call could not be read (its id, name or arguments are not plain data)' } };
+  }
 }
 
 /** A rolling pool: a slot that frees up starts the next call at once. */
@@ -82,5 +101,6 @@ async function runPool(calls: readonly ParsedCall[], cap: number, run: (call: Pa
 
 function emergencyResult(call: ParsedCall): ToolResult {
   const draft = draftFailure('TOOL_ERROR', `${call.name}: the scheduler failed before this call finished`);
-  return Object.freeze({ callId: call.callId, name: call.name, content: draft.content, durationMs: 0, isError: true, error: Object.freeze({ code: 'TOOL_ERROR', message: `${call.name}: the scheduler failed before this call finished` }) }) as ToolResult;
+  const error = Object.freeze({ code: 'TOOL_ERROR' as const, message: draft.isError ? draft.error.message : '' });
+  return Object.freeze({ callId: call.callId, name: call.name, content: draft.content, durationMs: 0, isError: true, error });
 }
