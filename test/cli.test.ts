@@ -122,6 +122,31 @@ describe('airlock run', () => {
   });
 });
 
+describe('--capabilities', () => {
+  const now = JSON.stringify({ role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'now', arguments: '{}' } }] });
+
+  it('offers the module\'s functions to plugins that are granted them', async () => {
+    const { code, stdout } = await airlock(['run', '-', '--plugins', 'test/fixtures/capabilities/plugins', '--capabilities', 'test/fixtures/capabilities/host.mjs', '--tenant', 'acme', '--json'], { input: now });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).results[0]).toMatchObject({ isError: false, value: { iso: '2026-11-30T00:00:00.000Z', tenant: 'acme' } });
+  });
+
+  it('without it, a plugin that needs a capability does not load (exit 2, naming the key)', async () => {
+    const { code, stderr } = await airlock(['run', '-', '--plugins', 'test/fixtures/capabilities/plugins'], { input: now });
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain('capabilities.0 names "clock.now", which this host does not offer');
+  });
+
+  it('a module that is missing or not an object of functions is exit 2', async () => {
+    const missing = await airlock(['run', 'examples/transcript.json', '--plugins', PLUGINS, '--capabilities', 'nope.mjs']);
+    expect(missing.code).toBe(2);
+    expect(oneLine(missing.stderr)).toContain('--capabilities nope.mjs: no such module');
+    const wrong = await airlock(['run', 'examples/transcript.json', '--plugins', PLUGINS, '--capabilities', 'examples/plugins/text/index.js']);
+    expect(wrong.code).toBe(2);
+    expect(oneLine(wrong.stderr)).toContain('"tools" must be a function');
+  });
+});
+
 describe('airlock schemas', () => {
   it.each([
     ['openai', (t: Record<string, unknown>) => expect(t).toMatchObject({ type: 'function', function: { name: expect.any(String) } })],

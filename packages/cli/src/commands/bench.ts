@@ -38,7 +38,9 @@ export async function benchCommand(argv: string[]): Promise<number> {
     kind: { type: 'string' },
     baseline: { type: 'string' },
     'max-regression': { type: 'string' },
-    gate: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+    gate: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  } }));
   if (values.help === true) {
     process.stdout.write(`${BENCH_HELP}\n`);
     return 0;

@@ -2,6 +2,7 @@
 import { createSandbox, SandboxError } from '@airlock/sandbox';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadCapabilities } from '../support/load-capabilities.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { stylist, useColor } from '../support/style.js';
 import { UsageError } from '../support/usage-error.js';
@@ -12,8 +13,9 @@ Loads each plugin folder (or folder of plugin folders) in the sandbox and checks
 manifest, module and tools. Reports every problem found, not just the first.
 
 Options:
-  --json      print a machine-readable report
-  -h, --help  show this help
+  --json              print a machine-readable report
+  --capabilities <m>  the host-capabilities module, so plugins granted some can be checked
+  -h, --help          show this help
 
 Exit codes: 0 every plugin is valid, 1 a plugin has problems, 2 bad usage (e.g. no such folder).
 
@@ -21,13 +23,20 @@ Example:
   airlock check ./examples/plugins/text`;
 
 export async function checkCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = withUsage('check', () => parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }));
+  const { values, positionals } = withUsage('check', () => parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, capabilities: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
   if (values.help === true) {
     process.stdout.write(`${CHECK_HELP}\n`);
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('name at least one plugin folder (see "airlock check --help")');
-  const sandbox = createSandbox();
+  const capabilities = await loadCapabilities(values.capabilities);
+  let sandbox;
+  try {
+    sandbox = createSandbox(capabilities === undefined ? {} : { capabilities });
+  } catch (error) {
+    if (SandboxError.isInstance(error)) throw new UsageError(`--capabilities: ${error.message}`);
+    throw error;
+  }
   let reports;
   try {
     reports = await sandbox.checkPlugins(positionals);

@@ -4,6 +4,7 @@ import { detectToolCallMessage, PROVIDERS, AirlockError, type JsonObject, type T
 import { join } from 'node:path';
 import { approverFor } from '../support/approvers.js';
 import { examplesDir } from '../support/examples.js';
+import { loadCapabilities } from '../support/load-capabilities.js';
 import { openEngine } from '../support/open-engine.js';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
@@ -27,6 +28,8 @@ Options:
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
   --tenant <id>       run as this tenant (its own isolates; default "default")
+  --capabilities <m>  an ES module whose default export names host functions plugins may be
+                      granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
   -h, --help          show this help
 
 Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input.
@@ -54,7 +57,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     format: { type: 'string' },
     approve: { type: 'string', multiple: true },
     'approve-all': { type: 'boolean' },
-    tenant: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+    tenant: { type: 'string' },
+    capabilities: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  } }));
   if (values.help === true) {
     process.stdout.write(`${RUN_HELP}\n`);
     return 0;
@@ -89,7 +95,8 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && source !== '-';
   const approver = approverFor({ approveAll: values['approve-all'] === true, approve: values.approve ?? [], interactive });
-  const opened = await openEngine(plugins, approver === undefined ? {} : { approver });
+  const capabilities = await loadCapabilities(values.capabilities);
+  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities });
   let results: ToolResult[];
   try {
     results = await opened.engine.run(calls, values.tenant === undefined ? {} : { tenant: values.tenant });

@@ -1,6 +1,6 @@
 // airlock serve: sandboxed plugins to any MCP client, over stdio (default) or
 // Streamable HTTP on a loopback port. stdout is the protocol; logs go to stderr.
-import { createSandbox, SandboxError, type Sandbox } from '@airlock/sandbox';
+import type { Sandbox } from '@airlock/sandbox';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { randomUUID } from 'node:crypto';
@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
+import { openSandbox } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { UsageError } from '../support/usage-error.js';
 
@@ -24,6 +26,7 @@ Options:
   --tenant <id>       one tenant for every session (default: one tenant per MCP session)
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
+  --capabilities <m>  an ES module whose default export names host functions plugins may be granted
   -h, --help          show this help
 
 "ask" goes to the client as an elicitation when it supports one; otherwise the call
@@ -43,6 +46,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     tenant: { type: 'string' },
     approve: { type: 'string', multiple: true },
     'approve-all': { type: 'boolean' },
+    capabilities: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -54,14 +58,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (values.tenant !== undefined && !/^[\w.:@-]{1,128}$/.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
   if ((values.plugins ?? []).length === 0) throw new UsageError('--plugins <dir> is required (see "airlock serve --help")');
 
-  const sandbox = createSandbox();
-  try {
-    await sandbox.loadPlugins(values.plugins ?? []);
-  } catch (error) {
-    await sandbox.close();
-    if (SandboxError.isInstance(error)) throw new UsageError(error.problems[0] ?? error.message);
-    throw error;
-  }
+  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities));
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const session = (tenant: string): Omit<McpSessionOptions, 'tenant'> & { tenant: string } => ({
     sandbox,

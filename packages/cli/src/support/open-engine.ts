@@ -1,7 +1,7 @@
 // Glue: a sandbox with the given plugins, and an engine whose policy is the plugins'
 // manifests. Plugin faults become one-line usage errors naming the manifest path.
 import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
-import { createSandbox, SandboxError, type Sandbox } from '@airlock/sandbox';
+import { createSandbox, SandboxError, type Capability, type Sandbox } from '@airlock/sandbox';
 import { UsageError } from './usage-error.js';
 
 export interface OpenEngine {
@@ -10,9 +10,15 @@ export interface OpenEngine {
   close(): Promise<void>;
 }
 
-export async function openEngine(pluginPaths: readonly string[], options: { approver?: Approver; observers?: PipelineObservers } = {}): Promise<OpenEngine> {
+export async function openSandbox(pluginPaths: readonly string[], capabilities: Record<string, Capability> | undefined): Promise<Sandbox> {
   if (pluginPaths.length === 0) throw new UsageError('--plugins <dir> is required (a plugin folder or a folder of plugin folders)');
-  const sandbox = createSandbox();
+  let sandbox: Sandbox;
+  try {
+    sandbox = createSandbox(capabilities === undefined ? {} : { capabilities });
+  } catch (error) {
+    if (SandboxError.isInstance(error)) throw new UsageError(`--capabilities: ${error.message}`);
+    throw error;
+  }
   try {
     await sandbox.loadPlugins(pluginPaths);
   } catch (error) {
@@ -23,6 +29,11 @@ export async function openEngine(pluginPaths: readonly string[], options: { appr
     }
     throw error;
   }
+  return sandbox;
+}
+
+export async function openEngine(pluginPaths: readonly string[], options: { approver?: Approver; observers?: PipelineObservers; capabilities?: Record<string, Capability> | undefined } = {}): Promise<OpenEngine> {
+  const sandbox = await openSandbox(pluginPaths, options.capabilities);
   const engine = createEngine({
     tools: sandbox.tools(),
     // Tools come only from plugins, whose manifests speak for them; anything else is denied.
