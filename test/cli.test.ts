@@ -201,6 +201,15 @@ describe('airlock check', () => {
     expect(problems).toContain('capabilities.0 names "kv.get", which this host does not offer');
   });
 
+  it('two plugins with one name are a problem for check (exit 1) and a load error for run (exit 2)', async () => {
+    const checked = await airlock(['check', 'test/fixtures/duplicate-names']);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toMatch(/two plugins are named "same": .*first and .*second/);
+    const ran = await airlock(['run', 'examples/transcript.json', '--plugins', 'test/fixtures/duplicate-names']);
+    expect(ran.code).toBe(2);
+    expect(oneLine(ran.stderr)).toContain('two plugins are named "same"');
+  });
+
   it('a path that does not exist is exit 2', async () => {
     const { code, stderr } = await airlock(['check', 'no/such/plugin']);
     expect(code).toBe(2);

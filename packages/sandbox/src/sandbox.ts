@@ -129,7 +129,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         if (plugin !== undefined) fresh.push(plugin);
       }
       if (problems.length > 0) throw new SandboxError('INVALID_PLUGIN', problems[0] as string, problems);
-      // Two plugins exposing the same tool name is a load error, never a silent shadow.
+      // Two plugins with one name, or exposing the same tool name, is a load error, never a silent shadow.
+      const named = new Map<string, string>();
+      for (const plugin of [...loaded, ...fresh]) {
+        const first = named.get(plugin.name);
+        if (first !== undefined) problems.push(`two plugins are named "${plugin.name}": ${first} and ${plugin.dir}`);
+        else named.set(plugin.name, plugin.dir);
+      }
       const owner = new Map<string, string>();
       for (const plugin of [...loaded, ...fresh]) {
         for (const tool of plugin.tools) {

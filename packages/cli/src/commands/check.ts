@@ -46,9 +46,16 @@ export async function checkCommand(argv: string[]): Promise<number> {
   } finally {
     await sandbox.close();
   }
-  // Two plugins checked together may not expose the same tool name.
+  // Two plugins checked together may not share a name or expose the same tool name.
   const owners = new Map<string, string>();
   const duplicates: string[] = [];
+  const named = new Map<string, string>();
+  for (const report of reports) {
+    if (report.name === undefined) continue;
+    const first = named.get(report.name);
+    if (first !== undefined) duplicates.push(`two plugins are named "${report.name}": ${first} and ${report.dir}`);
+    else named.set(report.name, report.dir);
+  }
   for (const report of reports) {
     for (const tool of report.tools) {
       const first = owners.get(tool);
