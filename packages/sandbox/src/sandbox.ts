@@ -95,7 +95,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     : new ChildProcessHost({ ...pool, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
   const loaded: LoadedPlugin[] = [];
   const verdicts: Verdicts = new WeakMap();
+  // Both derived from the loaded plugins; rebuilt only when a load changes them.
   let toolCache: AnyTool[] | undefined;
+  let classifierCache: PreSchedule | undefined;
   let closed = false;
 
   const inspect = async (dir: string): Promise<{ report: PluginReport; plugin: LoadedPlugin | undefined }> => {
@@ -147,6 +149,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       if (problems.length > 0) throw new SandboxError('DUPLICATE_TOOL', problems[0] as string, problems);
       loaded.push(...fresh);
       toolCache = undefined;
+      classifierCache = undefined;
       return fresh;
     },
     plugins: () => [...loaded],
@@ -155,7 +158,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return [...toolCache];
     },
     policyRules: () => loaded.flatMap(pluginPolicyRules),
-    preSchedule: (calls, turn) => classifyInSandbox(loaded, host, verdicts)(calls, turn),
+    preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts))(calls, turn),
     processIds: () => host.processIds(),
     async close() {
       closed = true;

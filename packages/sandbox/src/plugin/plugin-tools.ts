@@ -50,8 +50,9 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         const tenant = exec.tenant ?? DEFAULT_TENANT;
         const fault = hooks.faultFor?.({ callId: exec.callId, tool: descriptor.name, tenant });
         const release = await hooks.gate.acquire(tenant, exec.signal);
-        const scope = new AbortController();
-        const capabilities = capabilityHandler(plugin, hooks.capabilities, { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) });
+        // Only calls of a plugin granted capabilities need a scope that ends with the call.
+        const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
+        const capabilities = scope === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) });
         let outcome;
         try {
           outcome = await host.run(
@@ -60,7 +61,7 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
             capabilities,
           );
         } finally {
-          scope.abort();
+          scope?.abort();
           release();
         }
         exec.setMetadata({ cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name });
@@ -72,8 +73,7 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
 }
 
 /** Answers one call's capability requests from the embedder's functions: granted names only, JSON only. */
-function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Capability>, context: CapabilityContext): CapabilityHandler | undefined {
-  if (plugin.spec.capabilities.length === 0) return undefined;
+function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Capability>, context: CapabilityContext): CapabilityHandler {
   const granted = new Set(plugin.spec.capabilities);
   return async (name, json) => {
     const capability = granted.has(name) ? offered.get(name) : undefined;
