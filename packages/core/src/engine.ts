@@ -6,6 +6,7 @@ import { createPolicy, type PermissionPolicy, type PolicyConfig } from './permis
 import { DEFAULT_LIMITS, type Approver, type ExecuteWrapper, type Guard, type PipelineLimits, type PipelineObservers } from './pipeline/pipeline-config.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
+import { mcpToolsWithOutput } from './providers/mcp.js';
 import { PROVIDERS } from './providers/providers.js';
 import { ToolRegistry } from './registry/tool-registry.js';
 import type { ToolResult } from './result/tool-result.js';
@@ -31,7 +32,7 @@ export interface EngineOptions {
 export interface Engine {
   readonly registry: ToolRegistry;
   schemas(): ToolSchema[];
-  /** The model-facing tool list in one provider's format. */
+  /** The model-facing tool list in one provider's format (MCP entries with `outputSchema` where declared). */
   tools(provider: ProviderId): unknown[];
   run(calls: readonly ToolCallRequest[], options?: TurnOptions): Promise<ToolResult[]>;
   /** Runs one provider message's tool calls and marshals the results back into that format. */
@@ -77,7 +78,10 @@ export function createEngine(options: EngineOptions): Engine {
   return {
     registry,
     schemas: () => registry.schemas(),
-    tools: (provider) => PROVIDERS[provider].tools(registry.schemas()),
+    tools: (provider) =>
+      provider === 'mcp'
+        ? mcpToolsWithOutput(registry.schemas().map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
+        : PROVIDERS[provider].tools(registry.schemas()),
     run,
     async runMessage(provider, message, turn) {
       const format = PROVIDERS[provider];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PROVIDERS, PROVIDER_IDS, ToolRegistry, defineTool, mcpCallToolResult, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
+import { PROVIDERS, PROVIDER_IDS, ToolRegistry, createEngine, defineTool, mcpCallToolResult, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
 
 // A tool carrying all twelve fields, with host-only values that would be unmistakable if leaked.
 const LEAK = 'HOST_ONLY_SECRET';
@@ -51,6 +51,13 @@ describe('projection carries exactly the model-facing fields', () => {
     expect(text).not.toContain(LEAK);
     expect(text).not.toContain('4242');
     for (const field of HOST_ONLY_FIELDS) expect(walk(tool)).not.toContain(field);
+  });
+
+  it('the engine\'s MCP list carries outputSchema for a tool that declares an object output', () => {
+    const engine = createEngine({ policy: { default: 'allow' }, tools: [full] });
+    const [entry] = engine.tools('mcp') as [Record<string, unknown>];
+    expect(entry.outputSchema).toEqual(full.output);
+    expect(JSON.stringify(entry)).not.toContain('4242');
   });
 
   it('deferLoading reaches Anthropic only when set', () => {

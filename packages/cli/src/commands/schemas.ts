@@ -1,5 +1,5 @@
 // airlock schemas: the model-facing tool list, in one provider's format.
-import { PROVIDER_IDS, PROVIDERS, mcpToolsWithOutput, type ProviderId } from '@airlock/core';
+import { PROVIDER_IDS, type ProviderId } from '@airlock/core';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { openEngine } from '../support/open-engine.js';
 import { parseArgs } from 'node:util';
@@ -30,10 +30,7 @@ export async function schemasCommand(argv: string[]): Promise<number> {
   if (!PROVIDER_IDS.includes(format)) throw new UsageError(`--format must be one of ${PROVIDER_IDS.join(', ')}`);
   const opened = await openEngine(values.plugins ?? [], { capabilities: await loadCapabilities(values.capabilities) });
   try {
-    const schemas = opened.engine.schemas();
-    const tools = format === 'mcp'
-      ? mcpToolsWithOutput(schemas.map((schema) => ({ schema, output: opened.engine.registry.get(schema.name)?.definition.output })))
-      : PROVIDERS[format].tools(schemas);
+    const tools = opened.engine.tools(format);
     process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
   } finally {
     await opened.close();

@@ -1,10 +1,10 @@
 // One MCP server session over the sandbox: tools/list is the allowlisted projection
 // (plus outputSchema), tools/call walks the full pipeline. Failures are isError results,
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
-import { createEngine, mcpCallToolResult, mcpToolsWithOutput, type Approver, type JsonValue } from '@airlock/core';
+import { createEngine, mcpCallToolResult, type Approver, type JsonValue } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
 export interface McpSessionOptions {
   readonly sandbox: Sandbox;
@@ -40,7 +40,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: mcpToolsWithOutput(engine.schemas().map((schema) => ({ schema, output: engine.registry.get(schema.name)?.definition.output }))),
+    tools: engine.tools('mcp') as Tool[],
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
