@@ -9,6 +9,8 @@ export type { PluginLimits } from './manifest/host-limits.js';
 export { manifestSchema } from './manifest/manifest-schema.js';
 export type { PluginManifest } from './manifest/manifest-schema.js';
 export { MANIFEST_FILE } from './plugin/read-plugin-folder.js';
+export { crossPluginProblems } from './plugin/cross-plugin-problems.js';
+export type { PluginIdentity } from './plugin/cross-plugin-problems.js';
 export { DEFAULT_TENANT } from './plugin/plugin-tools.js';
 export type { Capability, CapabilityContext } from './plugin/plugin-tools.js';
 export type { LoadedPlugin } from './plugin/loaded-plugin.js';

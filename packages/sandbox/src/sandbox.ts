@@ -6,6 +6,7 @@ import { ChildProcessHost } from './host/child-process-host.js';
 import { InProcessHost } from './host/in-process-host.js';
 import type { SandboxHost } from './host/sandbox-host.js';
 import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
+import { crossPluginProblems } from './plugin/cross-plugin-problems.js';
 import { describePlugin } from './plugin/describe-plugin.js';
 import { discoverPluginFolders } from './plugin/discover-plugins.js';
 import type { LoadedPlugin } from './plugin/loaded-plugin.js';
@@ -132,20 +133,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       }
       if (problems.length > 0) throw new SandboxError('INVALID_PLUGIN', problems[0] as string, problems);
       // Two plugins with one name, or exposing the same tool name, is a load error, never a silent shadow.
-      const named = new Map<string, string>();
-      for (const plugin of [...loaded, ...fresh]) {
-        const first = named.get(plugin.name);
-        if (first !== undefined) problems.push(`two plugins are named "${plugin.name}": ${first} and ${plugin.dir}`);
-        else named.set(plugin.name, plugin.dir);
-      }
-      const owner = new Map<string, string>();
-      for (const plugin of [...loaded, ...fresh]) {
-        for (const tool of plugin.tools) {
-          const first = owner.get(tool.name);
-          if (first !== undefined) problems.push(`tool "${tool.name}" is exposed by both ${first} and ${plugin.dir}`);
-          else owner.set(tool.name, plugin.dir);
-        }
-      }
+      problems.push(...crossPluginProblems([...loaded, ...fresh].map((plugin) => ({ name: plugin.name, dir: plugin.dir, tools: plugin.tools.map((tool) => tool.name) }))));
       if (problems.length > 0) throw new SandboxError('DUPLICATE_TOOL', problems[0] as string, problems);
       loaded.push(...fresh);
       toolCache = undefined;

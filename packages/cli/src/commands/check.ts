@@ -1,5 +1,5 @@
 // airlock check: loads and validates plugins and their manifests, reporting every problem.
-import { createSandbox, SandboxError } from '@airlock/sandbox';
+import { createSandbox, crossPluginProblems, SandboxError } from '@airlock/sandbox';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadCapabilities } from '../support/load-capabilities.js';
@@ -46,23 +46,8 @@ export async function checkCommand(argv: string[]): Promise<number> {
   } finally {
     await sandbox.close();
   }
-  // Two plugins checked together may not share a name or expose the same tool name.
-  const owners = new Map<string, string>();
-  const duplicates: string[] = [];
-  const named = new Map<string, string>();
-  for (const report of reports) {
-    if (report.name === undefined) continue;
-    const first = named.get(report.name);
-    if (first !== undefined) duplicates.push(`two plugins are named "${report.name}": ${first} and ${report.dir}`);
-    else named.set(report.name, report.dir);
-  }
-  for (const report of reports) {
-    for (const tool of report.tools) {
-      const first = owners.get(tool);
-      if (first !== undefined) duplicates.push(`tool "${tool}" is exposed by both ${first} and ${report.dir}`);
-      else owners.set(tool, report.dir);
-    }
-  }
+  // Plugins checked together may not share a name or expose the same tool name.
+  const duplicates = crossPluginProblems(reports);
   const failed = reports.some((report) => report.problems.length > 0) || duplicates.length > 0;
   if (values.json === true) {
     process.stdout.write(`${JSON.stringify({ ok: !failed, plugins: reports, problems: duplicates }, null, 2)}\n`);
