@@ -95,10 +95,26 @@ describe('tenants sharing one sandbox', () => {
     const finishOrder = async (cap: number): Promise<string[]> => {
       const { sandbox } = await setup({ threads: 2, maxConcurrentPerTenant: cap });
       const done: string[] = [];
+      // The signal to go: both hog calls have entered the execute stage (IPC to the child is
+      // FIFO, and the quick turn must first be classified, so the hog's calls reach the pool first).
+      const entered = new Set<string>();
+      let hogDispatched!: () => void;
+      const dispatched = new Promise<void>((resolve) => (hogDispatched = resolve));
       // onResult commits each call as soon as it (and the calls before it) finished.
-      const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule, observers: { onResult: (r) => done.push(r.callId) } });
+      const engine = createEngine({
+        tools: sandbox.tools(),
+        policy: { default: 'allow' },
+        preSchedule: sandbox.preSchedule,
+        observers: {
+          onResult: (r) => done.push(r.callId),
+          onStage: ({ callId, stage }) => {
+            if (stage === 'execute' && callId.startsWith('h')) entered.add(callId);
+            if (entered.size === 2) hogDispatched();
+          },
+        },
+      });
       const hog = engine.run([busy('h1', 1500), busy('h2', 1500)], { tenant: 'hog' });
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the hog's calls are dispatched
+      await dispatched;
       await Promise.all([hog, engine.run([busy('q', 10)], { tenant: 'quick' })]);
       return done;
     };

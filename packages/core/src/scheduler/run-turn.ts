@@ -2,7 +2,7 @@
 // rolling pool (at most maxParallel at once) and exclusive calls as barriers.
 // Results come back, and are committed to observers, in the model's call order.
 import type { ToolCallRequest } from '../providers/provider-format.js';
-import { draftFailure, type ToolResult } from '../result/tool-result.js';
+import { failureContent, type ToolResult } from '../result/tool-result.js';
 import { parseCall } from '../pipeline/parse-call.js';
 import type { ParsedCall, PipelineConfig } from '../pipeline/pipeline-config.js';
 import { runParsedCall } from '../pipeline/run-call.js';
@@ -100,7 +100,7 @@ async function runPool(calls: readonly ParsedCall[], cap: number, run: (call: Pa
 }
 
 function emergencyResult(call: ParsedCall): ToolResult {
-  const draft = draftFailure('TOOL_ERROR', `${call.name}: the scheduler failed before this call finished`);
-  const error = Object.freeze({ code: 'TOOL_ERROR' as const, message: draft.isError ? draft.error.message : '' });
-  return Object.freeze({ callId: call.callId, name: call.name, content: draft.content, durationMs: 0, isError: true, error });
+  const message = `${call.name}: the scheduler failed before this call finished`;
+  const error = Object.freeze({ code: 'TOOL_ERROR' as const, message });
+  return Object.freeze({ callId: call.callId, name: call.name, content: failureContent('TOOL_ERROR', message), durationMs: 0, isError: true, error });
 }
