@@ -70,7 +70,9 @@ function behaviours(connect: (options?: { elicitation?: 'accept' | 'decline' }) 
     try {
       const controller = new AbortController();
       const pending = client.callTool({ name: 'busy_exclusive', arguments: { ms: 8000 } }, undefined, { signal: controller.signal });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      pending.catch(() => undefined); // asserted below
+      // The signal: the server logged that the call started.
+      await expect.poll(() => stderr(), { timeout: 10_000 }).toMatch(/busy_exclusive started/);
       const started = performance.now();
       controller.abort();
       await expect(pending).rejects.toThrow();

@@ -44,6 +44,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    options.log(`${options.tenant} ${request.params.name} started`);
     const [result] = await engine.run(
       [{ id: String(extra.requestId), name: request.params.name, arguments: (request.params.arguments ?? {}) as JsonValue }],
       { signal: extra.signal, tenant: options.tenant },
