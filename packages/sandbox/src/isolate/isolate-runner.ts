@@ -1,265 +1,151 @@
-// Runs sandbox tasks in isolated-vm isolates: one isolate per tenant and plugin,
-// a fresh realm per call unless the manifest opts into a warm one, and every
-// isolate that hit a limit or failed outside the wrapper disposed, never reused.
-import ivm from 'isolated-vm';
-import { BOOTSTRAP_SOURCE, CAPABILITY_NAMES_GLOBAL, CAPABILITY_REFERENCE_GLOBAL, ENTRY_GLOBAL } from './bootstrap-source.js';
-import { PluginLoadFailure, failureCode } from './failure-code.js';
-import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
+// Runs sandbox tasks in isolated-vm isolates, one task at a time per worker thread. Each
+// task gets a realm (a fresh one per call unless the manifest opts into a warm one), a
+// watchdog for its CPU and wall-clock budget, and for calls a LiveCall that scopes every
+// capability request to the call and says when the isolate is idle again. An isolate that
+// hit a limit or failed is disposed, never reused.
+import type ivm from 'isolated-vm';
+import { CallRegistry } from './call-registry.js';
+import { decodeEnvelope, decodeReport } from './decode-outcome.js';
+import { failureCode } from './failure-code.js';
+import { disposeQuietly, IsolateSlots, type IsolateSlot } from './isolate-slots.js';
+import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxFailureCode, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
+import { buildRealm, compileBootstrap, evaluateRealm, PluginLoadFailure, releaseRealm, type Realm } from './realm.js';
 import { Watchdog } from './watchdog.js';
 
 /** Classifiers run under a tight budget: anything slower just means exclusive. */
 const CLASSIFY_BUDGET = { cpuMs: 50, timeoutMs: 250 };
 const DESCRIBE_BUDGET_CAP = { cpuMs: 2000, timeoutMs: 5000 };
-const MAX_ISOLATES_PER_WORKER = 32;
-/** Largest JSON a capability call may pass either way. */
-const MAX_CAPABILITY_BYTES = 1024 * 1024;
 
-interface Realm {
-  readonly context: ivm.Context;
-  readonly module: ivm.Module;
-  readonly entry: ivm.Reference;
-  readonly namespace: ivm.Reference;
+interface Budget {
+  readonly cpuMs: number;
+  readonly timeoutMs: number;
 }
 
-interface IsolateSlot {
-  readonly isolate: ivm.Isolate;
-  /** Compiled once per isolate, run in every new context. */
-  bootstrap: ivm.Script | undefined;
-  /** The realm reused per tenant when the manifest opts into "warm". */
-  warm: Realm | undefined;
-  /** A fresh realm built ahead of the next call ("fresh" mode): never used by any call yet. */
-  spare: Realm | undefined;
+/** What a task's body hands back: its outcome once usage is known, and whether its realm may serve again. */
+interface BodyResult {
+  readonly outcome: (usage: Usage) => SandboxOutcome;
+  readonly bytesOut: number;
+  readonly reusable: boolean;
 }
+
+type Body = (realm: Realm & { namespace: ivm.Reference }, isolate: ivm.Isolate, atEnd: (cleanup: () => void) => void) => Promise<BodyResult>;
 
 export class IsolateRunner {
-  // Insertion order doubles as LRU order: a used slot is re-inserted at the end.
-  readonly #slots = new Map<string, IsolateSlot>();
+  readonly #slots = new IsolateSlots();
+  readonly #calls = new CallRegistry();
   readonly #codeCache = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
-  #failNextIsolate = false;
-  /** The running call's capabilities: set for the duration of one call task only. */
-  #capabilities: { readonly granted: ReadonlySet<string>; readonly handler: CapabilityHandler } | undefined;
-  /** The one host function realms can reach, and only those granted capabilities. */
-  readonly #capabilityReference = new ivm.Reference(async (name: unknown, json: unknown): Promise<string> => this.#callCapability(name, json));
-
-  async #callCapability(name: unknown, json: unknown): Promise<string> {
-    const current = this.#capabilities;
-    // Host failures reach the plugin as a generic error: no host message, path or stack.
-    if (current === undefined || typeof name !== 'string' || !current.granted.has(name)) throw new Error('capability unavailable');
-    if (typeof json !== 'string' || json.length > MAX_CAPABILITY_BYTES) throw new Error(`capability ${name}: argument too large`);
-    let answer: string;
-    try {
-      answer = await current.handler(name, json);
-    } catch {
-      throw new Error(`capability ${name} failed`);
-    }
-    if (answer.length > MAX_CAPABILITY_BYTES) throw new Error(`capability ${name}: answer too large`);
-    return answer;
-  }
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
   failNextIsolate(): void {
-    this.#failNextIsolate = true;
+    this.#slots.failNextIsolate();
   }
 
   async run(task: SandboxTask, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
     switch (task.kind) {
       case 'ping':
         return { ok: true, json: '"pong"', usage: NO_USAGE };
-      case 'describe':
+      case 'describe': {
         // Describing loads the module in a throwaway isolate: no tenant's isolate is touched.
-        return this.#inIsolate(task.plugin, undefined, {
-          cpuMs: Math.min(task.plugin.limits.cpuMs * 2, DESCRIBE_BUDGET_CAP.cpuMs),
-          timeoutMs: Math.min(task.plugin.limits.timeoutMs, DESCRIBE_BUDGET_CAP.timeoutMs),
-        }, 0, (realm, budget) => realm.entry.apply(undefined, [realm.namespace.derefInto(), 'describe'], budget));
+        const budget = { cpuMs: Math.min(task.plugin.limits.cpuMs * 2, DESCRIBE_BUDGET_CAP.cpuMs), timeoutMs: Math.min(task.plugin.limits.timeoutMs, DESCRIBE_BUDGET_CAP.timeoutMs) };
+        return this.#inRealm(task.plugin, undefined, budget, 0, (realm) => this.#sync(realm, [realm.namespace.derefInto(), 'describe']));
+      }
       case 'classify': {
         const callsJson = JSON.stringify(task.calls);
-        return this.#inIsolate(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm, budget) =>
-          realm.entry.apply(undefined, [realm.namespace.derefInto(), 'classify', callsJson], budget));
+        return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm) => this.#sync(realm, [realm.namespace.derefInto(), 'classify', callsJson]));
       }
-      case 'call': {
-        const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
-        if (capabilities !== undefined && task.plugin.capabilities.length > 0) this.#capabilities = { granted: new Set(task.plugin.capabilities), handler: capabilities };
-        try {
-          return await this.#inIsolate(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, (realm, budget) =>
-            realm.entry.apply(undefined, [realm.namespace.derefInto(), 'call', task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context], budget));
-        } finally {
-          this.#capabilities = undefined;
-        }
-      }
+      case 'call':
+        return this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, atEnd) => {
+          const call = this.#calls.open({ isolate, entry: realm.entry, granted: new Set(task.plugin.capabilities), capabilities });
+          // Closed however the task ends (a kill included): from then on its requests find nothing.
+          atEnd(() => this.#calls.close(call));
+          const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
+          call.track(realm.entry.apply(undefined, [realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
+          const report = await call.finished;
+          return {
+            outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),
+            bytesOut: report.payload.length,
+            // A realm that still waits on capability answers it will never get is not reused.
+            reusable: call.unanswered === 0,
+          };
+        });
     }
   }
 
-  async #inIsolate(
-    plugin: PluginSpec,
-    tenant: string | undefined,
-    budget: { cpuMs: number; timeoutMs: number },
-    bytesIn: number,
-    invoke: (realm: Realm, options: { timeout: number; result: { promise: true } }) => Promise<unknown>,
-  ): Promise<SandboxOutcome> {
+  /** Describe and classify return their answer from the task itself. */
+  async #sync(realm: Realm, args: unknown[]): Promise<BodyResult> {
+    const text: unknown = await realm.entry.apply(undefined, args);
+    return { outcome: (usage) => decodeEnvelope(text, usage), bytesOut: typeof text === 'string' ? text.length : 0, reusable: true };
+  }
+
+  async #inRealm(plugin: PluginSpec, tenant: string | undefined, budget: Budget, bytesIn: number, body: Body): Promise<SandboxOutcome> {
     let slot: IsolateSlot;
     try {
-      slot = tenant === undefined ? this.#newSlot(plugin) : this.#slotFor(tenant, plugin);
+      slot = tenant === undefined ? this.#slots.throwaway(plugin) : this.#slots.forTenant(tenant, plugin);
     } catch (error) {
       return { ok: false, code: 'SANDBOX_CRASH', message: `could not create an isolate (${(error as Error).message})`, usage: NO_USAGE };
     }
     const { isolate } = slot;
     const watchdog = new Watchdog(isolate, budget.cpuMs, budget.timeoutMs);
     const useWarm = tenant !== undefined && plugin.realm === 'warm';
+    const cleanups: (() => void)[] = [];
     let realm: Realm | undefined;
     let healthy = false;
+    let reusable = false;
     try {
-      realm = useWarm && slot.warm !== undefined ? slot.warm : takeSpare(slot) ?? this.#createRealm(slot, plugin, budget.cpuMs);
-      const out = await Promise.race([invoke(realm, { timeout: budget.cpuMs, result: { promise: true } }), watchdog.expired]);
-      const usage = this.#usage(watchdog, bytesIn, typeof out === 'string' ? out.length : 0);
-      if (typeof out !== 'string') return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned something other than serialized JSON', usage };
-      healthy = true;
-      return decodeOutcome(out, plugin.limits.maxOutputBytes, usage);
+      realm = (useWarm ? takeWarm(slot) : undefined) ?? takeSpare(slot) ?? this.#build(slot, plugin);
+      // Top-level plugin code runs here, inside the task's budget, never while a realm is prepared.
+      const evaluated = evaluateRealm(isolate, realm, budget.cpuMs);
+      if (evaluated !== 'ok') {
+        const code: SandboxFailureCode = evaluated === 'cpu' ? 'CPU_LIMIT' : evaluated === 'memory' ? 'MEMORY_LIMIT' : 'TOOL_ERROR';
+        const message = evaluated instanceof PluginLoadFailure ? loadFailureMessage(evaluated) : describeLimit(code, budget);
+        return { ok: false, code, message, usage: usageOf(watchdog, bytesIn, 0) };
+      }
+      const ready = realm as Realm & { namespace: ivm.Reference };
+      const result = await Promise.race([body(ready, isolate, (cleanup) => cleanups.push(cleanup)), watchdog.expired]);
+      healthy = !isolate.isDisposed;
+      reusable = result.reusable;
+      return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));
     } catch (error) {
-      const code = failureCode(error, watchdog.killedFor, isolate.isDisposed);
-      return { ok: false, code, message: describeFailure(code, error, budget), usage: this.#usage(watchdog, bytesIn, 0) };
+      if (error instanceof PluginLoadFailure) return { ok: false, code: 'TOOL_ERROR', message: loadFailureMessage(error), usage: usageOf(watchdog, bytesIn, 0) };
+      const code = failureCode(watchdog.killedFor, isolate.isDisposed);
+      return { ok: false, code, message: code === 'SANDBOX_CRASH' ? `the sandbox failed: ${hostMessage(error)}` : describeLimit(code, budget), usage: usageOf(watchdog, bytesIn, 0) };
     } finally {
       watchdog.stop();
-      if (healthy && useWarm && realm !== undefined) {
-        slot.warm = realm;
-      } else {
-        if (realm !== undefined && realm !== slot.warm) releaseRealm(realm);
-        if (!healthy) this.#discard(tenant, plugin, slot);
-      }
+      for (const cleanup of cleanups) cleanup();
+      if (healthy && reusable && useWarm && realm !== undefined) slot.warm = realm;
+      else if (realm !== undefined) releaseRealm(realm);
+      if (!healthy) this.#slots.discard(tenant, plugin, slot);
       if (tenant === undefined) disposeQuietly(isolate);
       else if (healthy && !useWarm) setImmediate(() => this.#prepareSpare(slot, plugin));
     }
   }
 
-  #usage(watchdog: Watchdog, bytesIn: number, bytesOut: number): Usage {
-    const cpu = watchdog.cpuMs();
-    return { cpuMs: cpu < 0 ? -1 : round(cpu), wallMs: round(watchdog.wallMs()), bytesIn, bytesOut };
-  }
-
-  #slotFor(tenant: string, plugin: PluginSpec): IsolateSlot {
-    // The key holds the tenant: an isolate is never shared across tenants.
-    const key = `${tenant}\u0000${plugin.key}`;
-    const existing = this.#slots.get(key);
-    if (existing !== undefined && !existing.isolate.isDisposed && !this.#failNextIsolate) {
-      this.#slots.delete(key);
-      this.#slots.set(key, existing);
-      return existing;
-    }
-    const slot = this.#newSlot(plugin);
-    this.#slots.set(key, slot);
-    while (this.#slots.size > MAX_ISOLATES_PER_WORKER) {
-      const [oldestKey, oldest] = this.#slots.entries().next().value as [string, IsolateSlot];
-      this.#slots.delete(oldestKey);
-      disposeQuietly(oldest.isolate);
-    }
-    return slot;
-  }
-
-  #newSlot(plugin: PluginSpec): IsolateSlot {
-    if (this.#failNextIsolate) {
-      this.#failNextIsolate = false;
-      throw new Error('injected fault: isolate creation failed');
-    }
-    const isolate = new ivm.Isolate({
-      memoryLimit: plugin.limits.memoryMb,
-      // V8 lost control of the isolate: nothing in this process can be trusted any more.
-      onCatastrophicError: (message) => {
-        process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);
-        process.abort();
-      },
-    });
-    return { isolate, bootstrap: undefined, warm: undefined, spare: undefined };
-  }
-
-  #discard(tenant: string | undefined, plugin: PluginSpec, slot: IsolateSlot): void {
-    if (tenant !== undefined) {
-      const key = `${tenant}\u0000${plugin.key}`;
-      if (this.#slots.get(key) === slot) this.#slots.delete(key);
-    }
-    slot.warm = undefined;
-    slot.spare = undefined;
-    disposeQuietly(slot.isolate);
-  }
-
-  /**
-   * Builds a realm with isolated-vm's synchronous API: this worker serves one task at a
-   * time, each async call would cost a thread hop, and `timeout` bounds the sync parts.
-   */
-  #createRealm(slot: IsolateSlot, plugin: PluginSpec, cpuMs: number): Realm {
-    const { isolate } = slot;
-    slot.bootstrap ??= isolate.compileScriptSync(`(${BOOTSTRAP_SOURCE})(${plugin.grants.webAssembly === true}, ${plugin.grants.sharedArrayBuffer === true})`);
-    const context = isolate.createContextSync();
-    try {
-      if (plugin.capabilities.length > 0) {
-        context.global.setSync(CAPABILITY_NAMES_GLOBAL, new ivm.ExternalCopy([...plugin.capabilities]).copyInto());
-        context.global.setSync(CAPABILITY_REFERENCE_GLOBAL, this.#capabilityReference);
-      }
-      slot.bootstrap.runSync(context, { timeout: 1000 });
-      // Taken before plugin code runs, then removed: the plugin never sees the entry.
-      const entry = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference;
-      context.global.deleteSync(ENTRY_GLOBAL);
-      const cachedData = this.#codeCache.get(plugin.key);
-      const module = isolate.compileModuleSync(plugin.source, {
-        filename: `plugin:${plugin.name}`,
-        ...(cachedData === undefined ? { produceCachedData: true } : { cachedData }),
-      });
-      const produced = (module as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
-      if (cachedData === undefined && produced !== undefined) this.#codeCache.set(plugin.key, produced);
-      module.instantiateSync(context, (specifier) => {
-        throw new Error(`plugins are one self-contained module; import "${specifier}" is not available`);
-      });
-      module.evaluateSync({ timeout: cpuMs });
-      return { context, module, entry, namespace: module.namespace };
-    } catch (error) {
-      try {
-        context.release();
-      } catch {
-        // the isolate is already gone
-      }
-      const message = error instanceof Error ? error.message : String(error);
-      throw message.includes('timed out') || message.includes('memory limit') || isolate.isDisposed ? error : new PluginLoadFailure(message);
-    }
+  #build(slot: IsolateSlot, plugin: PluginSpec): Realm {
+    slot.bootstrap ??= compileBootstrap(slot.isolate, plugin);
+    return buildRealm(slot.isolate, slot.bootstrap, plugin, this.#calls.reference, this.#codeCache);
   }
 
   /** Builds the next call's fresh realm while nobody waits; a failure just means none is ready. */
   #prepareSpare(slot: IsolateSlot, plugin: PluginSpec): void {
     if (slot.spare !== undefined || slot.isolate.isDisposed) return;
     try {
-      slot.spare = this.#createRealm(slot, plugin, plugin.limits.cpuMs);
+      slot.spare = this.#build(slot, plugin);
     } catch {
       slot.spare = undefined;
     }
   }
 
   dispose(): void {
-    for (const slot of this.#slots.values()) disposeQuietly(slot.isolate);
-    this.#slots.clear();
+    this.#slots.disposeAll();
   }
 }
 
-/** The isolate's string is untrusted: parse defensively and re-check its size on this side. */
-function decodeOutcome(text: string, maxOutputBytes: number, usage: Usage): SandboxOutcome {
-  if (Buffer.byteLength(text, 'utf8') > maxOutputBytes + 64) {
-    return { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result is larger than ${maxOutputBytes} bytes`, usage };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned malformed JSON', usage };
-  }
-  if (typeof parsed !== 'object' || parsed === null) return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned an unexpected shape', usage };
-  const record = parsed as Record<string, unknown>;
-  if (record.ok === true && Object.prototype.hasOwnProperty.call(record, 'value')) {
-    return { ok: true, json: JSON.stringify(record.value), usage };
-  }
-  const allowed = new Set(['TOOL_ERROR', 'OUTPUT_TOO_LARGE', 'INVALID_TOOL_OUTPUT']);
-  if (record.ok === false && typeof record.code === 'string' && allowed.has(record.code) && typeof record.message === 'string') {
-    return { ok: false, code: record.code as 'TOOL_ERROR', message: record.message.slice(0, 4000), usage };
-  }
-  return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned an unexpected shape', usage };
+function usageOf(watchdog: Watchdog, bytesIn: number, bytesOut: number): Usage {
+  const cpu = watchdog.cpuMs();
+  return { cpuMs: cpu < 0 ? -1 : round(cpu), wallMs: round(watchdog.wallMs()), bytesIn, bytesOut };
 }
 
-function describeFailure(code: string, error: unknown, budget: { cpuMs: number; timeoutMs: number }): string {
+function describeLimit(code: SandboxFailureCode, budget: Budget): string {
   switch (code) {
     case 'CPU_LIMIT':
       return `used more than ${budget.cpuMs} ms of CPU time`;
@@ -269,12 +155,18 @@ function describeFailure(code: string, error: unknown, budget: { cpuMs: number; 
       return 'exceeded its memory limit';
     case 'ABORTED':
       return 'cancelled while running';
-    default: {
-      // Compile and load errors (a SyntaxError, a bad import) are the plugin's own; host stacks are not.
-      const message = error instanceof Error ? error.message.replace(/\s+at .*$/gms, '').slice(0, 500) : 'unknown failure';
-      return error instanceof PluginLoadFailure ? `the plugin module failed to load: ${message}` : `the sandbox failed: ${message}`;
-    }
+    default:
+      return 'the sandbox failed';
   }
+}
+
+/** Compile and load errors (a SyntaxError, a bad import) are the plugin's own; host stacks are not. */
+function loadFailureMessage(error: PluginLoadFailure): string {
+  return `the plugin module failed to load: ${error.message.replace(/\s+at .*$/gms, '').slice(0, 500)}`;
+}
+
+function hostMessage(error: unknown): string {
+  return error instanceof Error ? error.message.replace(/\s+at .*$/gms, '').slice(0, 200) : 'unknown failure';
 }
 
 /** A spare realm serves exactly one call: taking it empties the slot. */
@@ -284,24 +176,11 @@ function takeSpare(slot: IsolateSlot): Realm | undefined {
   return spare;
 }
 
-/** Each handle on its own: after a kill one may throw, and the others must still go. */
-function releaseRealm(realm: Realm): void {
-  for (const handle of [realm.entry, realm.namespace, realm.module, realm.context]) {
-    try {
-      handle.release();
-    } catch {
-      // the isolate is already gone
-    }
-  }
-}
-
-function disposeQuietly(isolate: ivm.Isolate): void {
-  if (isolate.isDisposed) return;
-  try {
-    isolate.dispose();
-  } catch {
-    // already disposing
-  }
+/** The warm realm is lent to one task at a time and put back only if that task left it healthy. */
+function takeWarm(slot: IsolateSlot): Realm | undefined {
+  const warm = slot.warm;
+  slot.warm = undefined;
+  return warm;
 }
 
 function round(ms: number): number {

@@ -1,0 +1,30 @@
+// The host end of the one function every realm in this worker can reach. Messages name the
+// token of the call that made them; only live calls are registered, so a message from work
+// a call left behind, or one that names another call, finds nothing and changes nothing.
+import ivm from 'isolated-vm';
+import { randomBytes } from 'node:crypto';
+import { LiveCall, type LiveCallOptions } from './live-call.js';
+
+export class CallRegistry {
+  readonly #calls = new Map<string, LiveCall>();
+  /** Handed to each realm's bootstrap, which keeps it in its closure. */
+  readonly reference = new ivm.Reference((kind: unknown, token: unknown, a: unknown, b: unknown, c: unknown): void => {
+    if (typeof token !== 'string') return;
+    const call = this.#calls.get(token);
+    if (call === undefined) return;
+    if (kind === 'report' && typeof a === 'string' && typeof b === 'string') call.report(a, b);
+    else if (kind === 'capability' && typeof a === 'number' && typeof b === 'string' && typeof c === 'string') call.request(a, b, c);
+  });
+
+  open(options: Omit<LiveCallOptions, 'token'>): LiveCall {
+    // Unguessable, though only the bootstrap ever holds one: defence in depth.
+    const call = new LiveCall({ ...options, token: randomBytes(16).toString('hex') });
+    this.#calls.set(call.token, call);
+    return call;
+  }
+
+  close(call: LiveCall): void {
+    call.end();
+    this.#calls.delete(call.token);
+  }
+}

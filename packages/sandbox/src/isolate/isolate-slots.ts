@@ -1,0 +1,93 @@
+// The isolates of one worker thread: one per tenant and plugin (never shared across
+// tenants), least recently used evicted past a cap, each with its realms.
+import ivm from 'isolated-vm';
+import type { Realm } from './realm.js';
+import type { PluginSpec } from './protocol.js';
+
+const MAX_ISOLATES_PER_WORKER = 32;
+
+export interface IsolateSlot {
+  readonly isolate: ivm.Isolate;
+  /** Compiled once per isolate, run in every new realm. */
+  bootstrap: ivm.Script | undefined;
+  /** The realm reused across calls of its tenant when the manifest opts into "warm". */
+  warm: Realm | undefined;
+  /** A realm built ahead of the next call ("fresh" mode): never used by any call yet. */
+  spare: Realm | undefined;
+}
+
+export class IsolateSlots {
+  // Insertion order doubles as LRU order: a used slot is re-inserted at the end.
+  readonly #slots = new Map<string, IsolateSlot>();
+  #failNext = false;
+
+  /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
+  failNextIsolate(): void {
+    this.#failNext = true;
+  }
+
+  /** The tenant's isolate for this plugin, created if it has none (or its last one died). */
+  forTenant(tenant: string, plugin: PluginSpec): IsolateSlot {
+    const key = slotKey(tenant, plugin);
+    const existing = this.#slots.get(key);
+    if (existing !== undefined && !existing.isolate.isDisposed && !this.#failNext) {
+      this.#slots.delete(key);
+      this.#slots.set(key, existing);
+      return existing;
+    }
+    const slot = this.throwaway(plugin);
+    this.#slots.set(key, slot);
+    while (this.#slots.size > MAX_ISOLATES_PER_WORKER) {
+      const [oldestKey, oldest] = this.#slots.entries().next().value as [string, IsolateSlot];
+      this.#slots.delete(oldestKey);
+      disposeQuietly(oldest.isolate);
+    }
+    return slot;
+  }
+
+  /** An isolate that belongs to no tenant (describing a plugin), disposed by whoever asked. */
+  throwaway(plugin: PluginSpec): IsolateSlot {
+    if (this.#failNext) {
+      this.#failNext = false;
+      throw new Error('injected fault: isolate creation failed');
+    }
+    const isolate = new ivm.Isolate({
+      memoryLimit: plugin.limits.memoryMb,
+      // V8 lost control of the isolate: nothing in this process can be trusted any more.
+      onCatastrophicError: (message) => {
+        process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);
+        process.abort();
+      },
+    });
+    return { isolate, bootstrap: undefined, warm: undefined, spare: undefined };
+  }
+
+  /** A slot that hit a limit or failed is never reused. */
+  discard(tenant: string | undefined, plugin: PluginSpec, slot: IsolateSlot): void {
+    if (tenant !== undefined) {
+      const key = slotKey(tenant, plugin);
+      if (this.#slots.get(key) === slot) this.#slots.delete(key);
+    }
+    slot.warm = undefined;
+    slot.spare = undefined;
+    disposeQuietly(slot.isolate);
+  }
+
+  disposeAll(): void {
+    for (const slot of this.#slots.values()) disposeQuietly(slot.isolate);
+    this.#slots.clear();
+  }
+}
+
+function slotKey(tenant: string, plugin: PluginSpec): string {
+  return `${tenant}\u0000${plugin.key}`;
+}
+
+export function disposeQuietly(isolate: ivm.Isolate): void {
+  if (isolate.isDisposed) return;
+  try {
+    isolate.dispose();
+  } catch {
+    // already disposing
+  }
+}

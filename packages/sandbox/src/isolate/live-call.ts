@@ -1,0 +1,125 @@
+// One sandboxed call as its realm sees it: a token the realm quotes in every message, the
+// capability requests it made, and the tasks the host started in its isolate. The call is
+// over only when the realm has reported *and* every such task has settled: the isolate is
+// then idle, and since the host starts nothing more for this call, no code of it runs again.
+import type ivm from 'isolated-vm';
+import type { CapabilityHandler } from './protocol.js';
+
+/** Largest JSON a capability request or answer may carry. */
+export const MAX_CAPABILITY_BYTES = 1024 * 1024;
+/** Capability requests one call may make; past this each is refused. */
+export const MAX_CAPABILITY_REQUESTS = 1000;
+
+/** What the realm reported: a kind the bootstrap chose, and its payload (result JSON or a message). */
+export interface CallReport {
+  readonly kind: string;
+  readonly payload: string;
+}
+
+export interface LiveCallOptions {
+  readonly token: string;
+  readonly isolate: ivm.Isolate;
+  readonly entry: ivm.Reference;
+  readonly granted: ReadonlySet<string>;
+  readonly capabilities: CapabilityHandler | undefined;
+}
+
+export class LiveCall {
+  readonly token: string;
+  /** Settles once the realm reported and the isolate has nothing of this call left to run. */
+  readonly finished: Promise<CallReport>;
+  readonly #options: LiveCallOptions;
+  #report: CallReport | undefined;
+  #tasks = 0;
+  #requests = 0;
+  #unanswered = 0;
+  /** Capability answers are delivered only while this holds: until the report, or the end. */
+  #open = true;
+  #resolve!: (report: CallReport) => void;
+  #reject!: (error: unknown) => void;
+
+  constructor(options: LiveCallOptions) {
+    this.#options = options;
+    this.token = options.token;
+    this.finished = new Promise<CallReport>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.finished.catch(() => undefined); // raced by the runner, which observes it
+  }
+
+  /** Capability requests the host has not answered into the realm (left pending there for ever). */
+  get unanswered(): number {
+    return this.#unanswered;
+  }
+
+  get requests(): number {
+    return this.#requests;
+  }
+
+  /**
+   * Follows a task the host started in this call's isolate. A rejection counts only when the
+   * isolate is gone (killed or out of memory); otherwise it is a promise the plugin left
+   * rejected, which isolated-vm reports through the task, and the call goes on.
+   */
+  track(task: Promise<unknown>): void {
+    this.#tasks += 1;
+    const settle = (): void => {
+      this.#tasks -= 1;
+      this.#maybeFinish();
+    };
+    task.then(settle, (error: unknown) => {
+      if (this.#options.isolate.isDisposed) this.#reject(error);
+      else settle();
+    });
+  }
+
+  report(kind: string, payload: string): void {
+    if (this.#report !== undefined) return;
+    this.#report = { kind, payload };
+    this.#open = false;
+    this.#maybeFinish();
+  }
+
+  /** The call is over: nothing more is delivered into its realm, whatever answers later. */
+  end(): void {
+    this.#open = false;
+  }
+
+  request(id: number, name: string, json: string): void {
+    if (!this.#open) return;
+    this.#requests += 1;
+    const handler = this.#options.capabilities;
+    if (this.#requests > MAX_CAPABILITY_REQUESTS) return this.#deliver(id, false, 'TOO_MANY_REQUESTS');
+    if (handler === undefined || !this.#options.granted.has(name)) return this.#deliver(id, false, 'NOT_GRANTED');
+    if (json.length > MAX_CAPABILITY_BYTES) return this.#deliver(id, false, 'TOO_LARGE');
+    this.#unanswered += 1;
+    let answer: Promise<string>;
+    try {
+      answer = handler(name, json);
+    } catch {
+      answer = Promise.reject(new Error('failed'));
+    }
+    answer.then(
+      (text) => {
+        this.#unanswered -= 1;
+        if (typeof text !== 'string' || text.length > MAX_CAPABILITY_BYTES) this.#deliver(id, false, 'TOO_LARGE');
+        else this.#deliver(id, true, text);
+      },
+      () => {
+        this.#unanswered -= 1;
+        this.#deliver(id, false, 'FAILED');
+      },
+    );
+  }
+
+  #deliver(id: number, ok: boolean, payload: string): void {
+    if (!this.#open || this.#options.isolate.isDisposed) return;
+    // Host errors never cross: the realm builds its own generic error from this code.
+    this.track(this.#options.entry.apply(undefined, [undefined, 'deliver', id, ok, payload]));
+  }
+
+  #maybeFinish(): void {
+    if (this.#report !== undefined && this.#tasks === 0) this.#resolve(this.#report);
+  }
+}

@@ -1,0 +1,334 @@
+// The code that runs first in every realm, before any plugin code. The host sends it as
+// text (`realmBootstrap.toString()`), so it is a real, linted and type-checked function
+// that must reference nothing outside itself: no imports, no module constants.
+//
+// What it guarantees inside the realm:
+// - intrinsics are captured before plugin code loads, so a plugin that replaces JSON,
+//   Promise.prototype or Object.prototype.toJSON changes nothing the bootstrap relies on;
+// - plugin code never sees the host: the host Reference stays in this closure, and only
+//   plain strings and numbers go out through it, with null-prototype option objects
+//   (isolated-vm reads options through the prototype chain);
+// - nothing can schedule plugin code for later on its own: FinalizationRegistry callbacks,
+//   WebAssembly's async compilers and Atomics.waitAsync are removed, so plugin code runs
+//   only inside a task the host started for a live call;
+// - a call's outcome leaves as (kind, payload) strings the bootstrap chose, never as an
+//   object the plugin could shape, and the result's size is bounded while it is serialized.
+
+/** The one host function a realm reaches: isolated-vm's Reference, as the bootstrap uses it. */
+interface HostReference {
+  applyIgnored(receiver: undefined, args: readonly (string | number | boolean)[], options: object): void;
+}
+
+interface Waiter {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  readonly name: string;
+}
+
+type Descriptor = Record<string, unknown>;
+
+export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabilityNamesJson: string, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): void {
+  'use strict';
+  const g = globalThis as unknown as Record<string, unknown>;
+  const apply = Reflect.apply;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const isArray = Array.isArray;
+  const createNull = Object.create as (proto: null) => Record<string, unknown>;
+  const defineProperty = Object.defineProperty;
+  const freeze = Object.freeze;
+  const charCodeAt = String.prototype.charCodeAt;
+  const sliceString = String.prototype.slice;
+  const numberToString = Number.prototype.toString;
+  const PromiseIntrinsic = Promise;
+  const ErrorIntrinsic = Error;
+  const TypeErrorIntrinsic = TypeError;
+  const MAX_MESSAGE = 2000;
+  const MAX_DESCRIBE_BYTES = 4 * 1024 * 1024;
+
+  // Options for isolated-vm: no prototype to inherit `reference`, `externalCopy` or `timeout` from.
+  const plainTransfer = createNull(null);
+  plainTransfer.copy = false;
+  plainTransfer.externalCopy = false;
+  plainTransfer.reference = false;
+  plainTransfer.promise = false;
+  const outOptions = createNull(null);
+  outOptions.arguments = freeze(plainTransfer);
+  outOptions.result = plainTransfer;
+  outOptions.timeout = undefined;
+  freeze(outOptions);
+
+  const host = g[hostGlobal] as HostReference;
+  const hostApplyIgnored = host.applyIgnored;
+  delete g[hostGlobal];
+  const toHost = (args: (string | number | boolean)[]): void => {
+    apply(hostApplyIgnored, host, [undefined, args, outOptions]);
+  };
+
+  // Sources of plugin code that would run with no call around it.
+  delete g.FinalizationRegistry;
+  if (!grantWebAssembly) delete g.WebAssembly;
+  else {
+    const wasm = g.WebAssembly as Record<string, unknown>;
+    delete wasm.compile;
+    delete wasm.instantiate;
+    delete wasm.compileStreaming;
+    delete wasm.instantiateStreaming;
+  }
+  if (!grantSharedArrayBuffer) {
+    delete g.SharedArrayBuffer;
+    delete g.Atomics;
+  } else {
+    delete (g.Atomics as Record<string, unknown>).waitAsync;
+  }
+
+  const capabilityNames = parse(capabilityNamesJson) as string[];
+  // Capability requests this realm made that the host has not answered, by request id.
+  const waiting = createNull(null) as unknown as Record<string, Waiter>;
+  let nextRequest = 1;
+
+  function json(value: unknown): string | undefined {
+    return apply(stringify, undefined, [value]) as string | undefined;
+  }
+
+  function bounded(text: string): string {
+    return text.length > MAX_MESSAGE ? (apply(sliceString, text, [0, MAX_MESSAGE]) as string) + '… (truncated)' : text;
+  }
+
+  // Reads a thrown value's message without trusting it: getters and Proxies may throw or spin.
+  function describeThrown(thrown: unknown): string {
+    try {
+      if (typeof thrown === 'string') return bounded(thrown);
+      if (thrown !== null && typeof thrown === 'object') {
+        const message = (thrown as { message?: unknown }).message;
+        if (typeof message === 'string') return bounded(message);
+      }
+      return 'a non-Error value was thrown';
+    } catch {
+      return 'an unreadable error was thrown';
+    }
+  }
+
+  /** UTF-8 bytes of `text` as a JSON string literal, quotes and escapes included; stops counting past `stopAt`. */
+  function quotedBytes(text: string, stopAt: number): number {
+    let bytes = 2;
+    for (let i = 0; i < text.length && bytes <= stopAt; i += 1) {
+      const c = apply(charCodeAt, text, [i]) as number;
+      if (c === 0x22 || c === 0x5c) bytes += 2;
+      else if (c < 0x20) bytes += 6;
+      else if (c < 0x80) bytes += 1;
+      else if (c < 0x800) bytes += 2;
+      else if (c >= 0xd800 && c <= 0xdbff) {
+        const next = apply(charCodeAt, text, [i + 1]) as number;
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          bytes += 4;
+          i += 1;
+        } else bytes += 6;
+      } else if (c >= 0xdc00 && c <= 0xdfff) bytes += 6;
+      else bytes += 3;
+    }
+    return bytes;
+  }
+
+  /** UTF-8 bytes of `text`; stops counting past `stopAt`. */
+  function utf8Bytes(text: string, stopAt: number): number {
+    let bytes = 0;
+    for (let i = 0; i < text.length && bytes <= stopAt; i += 1) {
+      const c = apply(charCodeAt, text, [i]) as number;
+      if (c < 0x80) bytes += 1;
+      else if (c < 0x800) bytes += 2;
+      else if (c >= 0xd800 && c <= 0xdbff) {
+        bytes += 4;
+        i += 1;
+      } else bytes += 3;
+    }
+    return bytes;
+  }
+
+  const tooLarge = freeze(createNull(null));
+
+  /**
+   * Serializes a result with its size counted as it is built, so an oversized value fails
+   * before a copy of it is made: a 30 MiB string never gets its doubled JSON twin.
+   */
+  function encodeResult(value: unknown, maxBytes: number): [kind: string, payload: string] {
+    if (value === undefined) value = null;
+    if (typeof value === 'string' && value.length > maxBytes) return ['OUTPUT_TOO_LARGE', 'the result is larger than ' + maxBytes + ' bytes'];
+    let remaining = maxBytes;
+    const replacer = function (this: unknown, key: string, item: unknown): unknown {
+      let cost = 0;
+      const kind = typeof item;
+      if (kind === 'string') cost = quotedBytes(item as string, remaining + 1);
+      else if (kind === 'number') cost = (apply(numberToString, item, []) as string).length;
+      else if (kind === 'boolean') cost = (item as boolean) ? 4 : 5;
+      else if (item === null) cost = 4;
+      else if (kind === 'object') cost = 2;
+      else if (isArray(this)) cost = 4; // undefined, a function or a symbol in an array is written as null
+      else return item; // omitted, with its key
+      // A key and its colon, or the comma before an element (a lower bound either way).
+      if (key !== '' && !isArray(this)) cost += quotedBytes(key, remaining + 1) + 1;
+      cost += 1;
+      remaining -= cost;
+      if (remaining < -1) throw tooLarge;
+      return item;
+    };
+    let text: string | undefined;
+    try {
+      text = apply(stringify, undefined, [value, replacer]) as string | undefined;
+    } catch (error) {
+      if (error === tooLarge) return ['OUTPUT_TOO_LARGE', 'the result is larger than ' + maxBytes + ' bytes'];
+      // The serializer's own refusals (cycles, BigInt) mean "not JSON"; anything else was thrown by the plugin's toJSON or getters.
+      if (error instanceof TypeErrorIntrinsic) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON (' + describeThrown(error) + ')'];
+      return ['TOOL_ERROR', 'serializing the result threw: ' + describeThrown(error)];
+    }
+    if (typeof text !== 'string') return ['INVALID_TOOL_OUTPUT', 'the result is not JSON'];
+    if (text.length > maxBytes || (text.length * 3 > maxBytes && utf8Bytes(text, maxBytes) > maxBytes)) return ['OUTPUT_TOO_LARGE', 'the result is larger than ' + maxBytes + ' bytes'];
+    return ['ok', text];
+  }
+
+  // Generic, coded, built in this realm: no host message, path or stack ever reaches the plugin.
+  function capabilityError(name: string, code: string): Error {
+    const what = code === 'NOT_GRANTED' ? ' is not granted' : code === 'TOO_LARGE' ? ': argument or answer too large' : code === 'TOO_MANY_REQUESTS' ? ': too many requests in one call' : code === 'UNAVAILABLE' ? ' is unavailable' : ' failed';
+    const error = new ErrorIntrinsic('capability ' + name + what);
+    defineProperty(error, 'code', { value: code, enumerable: true });
+    return error;
+  }
+
+  /** One plain function per granted name; each request carries the token of the call that made this object. */
+  function capabilitiesFor(token: string): Readonly<Record<string, (argument?: unknown) => Promise<unknown>>> {
+    const capabilities = createNull(null) as Record<string, (argument?: unknown) => Promise<unknown>>;
+    for (let i = 0; i < capabilityNames.length; i += 1) {
+      const name = capabilityNames[i] as string;
+      capabilities[name] = function (argument?: unknown): Promise<unknown> {
+        return new PromiseIntrinsic(function (resolve, reject) {
+          let text: string | undefined;
+          try {
+            text = json(argument === undefined ? null : argument);
+          } catch {
+            text = undefined;
+          }
+          if (typeof text !== 'string') return reject(new TypeErrorIntrinsic('capability ' + name + ' takes a JSON value'));
+          const id = nextRequest;
+          nextRequest += 1;
+          waiting[id] = { resolve, reject, name };
+          try {
+            toHost(['capability', token, id, name, text]);
+          } catch {
+            delete waiting[id];
+            reject(capabilityError(name, 'UNAVAILABLE'));
+          }
+        });
+      };
+    }
+    return freeze(capabilities);
+  }
+
+  function toolsOf(namespace: Record<string, unknown>): unknown[] {
+    const plugin = namespace.default as { tools?: unknown } | null | undefined;
+    const tools = plugin !== null && typeof plugin === 'object' ? plugin.tools : undefined;
+    if (!isArray(tools)) throw new TypeErrorIntrinsic('the default export must be { tools: [...] }');
+    return tools;
+  }
+
+  function find(namespace: Record<string, unknown>, name: string): Record<string, unknown> | undefined {
+    const tools = toolsOf(namespace);
+    for (let i = 0; i < tools.length; i += 1) {
+      const tool = tools[i] as Record<string, unknown> | null;
+      if (tool !== null && typeof tool === 'object' && tool.name === name) return tool;
+    }
+    return undefined;
+  }
+
+  // Sync answers (describe, classify) are one JSON string the bootstrap assembles itself.
+  function failure(code: string, message: string): string {
+    return '{"ok":false,"code":' + json(code) + ',"message":' + json(message) + '}';
+  }
+
+  function describe(namespace: Record<string, unknown>): string {
+    let text = '[';
+    try {
+      const tools = toolsOf(namespace);
+      for (let i = 0; i < tools.length; i += 1) {
+        const tool = tools[i] as Record<string, unknown> | null;
+        const out = createNull(null) as Descriptor;
+        if (tool === null || typeof tool !== 'object') out.invalid = 'tools[' + i + '] is not an object';
+        else {
+          out.name = tool.name;
+          out.description = tool.description;
+          out.parameters = tool.parameters;
+          out.deferLoading = tool.deferLoading;
+          out.output = tool.output;
+          out.hasExecute = typeof tool.execute === 'function';
+          out.hasClassifier = typeof tool.isConcurrencySafe === 'function';
+        }
+        const part = json(out);
+        if (typeof part !== 'string') return failure('INVALID_TOOL_OUTPUT', 'tools[' + i + '] is not JSON');
+        text += (i === 0 ? '' : ',') + part;
+        if (text.length > MAX_DESCRIBE_BYTES) return failure('OUTPUT_TOO_LARGE', 'the tool list is too large');
+      }
+    } catch (error) {
+      return failure('TOOL_ERROR', describeThrown(error));
+    }
+    return '{"ok":true,"value":' + text + ']}';
+  }
+
+  function classify(namespace: Record<string, unknown>, callsJson: string): string {
+    const calls = parse(callsJson) as { tool: string; argsJson: string }[];
+    let text = '[';
+    for (let i = 0; i < calls.length; i += 1) {
+      let verdict = false;
+      try {
+        const call = calls[i] as { tool: string; argsJson: string };
+        const tool = find(namespace, call.tool);
+        const classifier = tool === undefined ? undefined : tool.isConcurrencySafe;
+        verdict = typeof classifier === 'function' && apply(classifier, tool, [parse(call.argsJson)]) === true;
+      } catch {
+        verdict = false;
+      }
+      text += (i === 0 ? '' : ',') + (verdict ? 'true' : 'false');
+    }
+    return '{"ok":true,"value":' + text + ']}';
+  }
+
+  async function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): Promise<void> {
+    let outcome: [string, string];
+    try {
+      const tool = find(namespace, name);
+      const execute = tool === undefined ? undefined : tool.execute;
+      if (typeof execute !== 'function') outcome = ['TOOL_ERROR', 'the plugin has no tool named ' + json(name)];
+      else {
+        const context = parse(contextJson) as Record<string, unknown>;
+        context.capabilities = capabilitiesFor(token);
+        const value: unknown = await apply(execute, tool, [parse(argsJson), freeze(context)]);
+        outcome = encodeResult(value, maxBytes);
+      }
+    } catch (error) {
+      outcome = ['TOOL_ERROR', describeThrown(error)];
+    }
+    toHost(['report', token, outcome[0], outcome[1]]);
+  }
+
+  function deliver(id: number, ok: boolean, payload: string): void {
+    const waiter = waiting[id];
+    if (waiter === undefined) return;
+    delete waiting[id];
+    if (ok) waiter.resolve(parse(payload));
+    else waiter.reject(capabilityError(waiter.name, payload));
+  }
+
+  function entry(namespace: Record<string, unknown>, mode: string, a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): string | undefined {
+    if (mode === 'call') {
+      // Starts the call and returns at once; its outcome goes out through the host function.
+      void call(namespace, a as string, b as string, c as string, d as number, e as string);
+      return undefined;
+    }
+    if (mode === 'deliver') {
+      deliver(a as number, b as boolean, c as string);
+      return undefined;
+    }
+    if (mode === 'classify') return classify(namespace, a as string);
+    return describe(namespace);
+  }
+
+  defineProperty(g, entryGlobal, { value: entry, configurable: true, enumerable: false, writable: false });
+}

@@ -1,0 +1,94 @@
+// A realm: one V8 context in a plugin's isolate, with the bootstrap run and the plugin's
+// module compiled and linked. Building one runs no plugin code, so realms can be built
+// ahead of a call; the module is evaluated inside the call that uses the realm.
+import ivm from 'isolated-vm';
+import { realmBootstrap } from './realm-bootstrap.js';
+import type { PluginSpec } from './protocol.js';
+
+/** Where the host puts its Reference for the bootstrap to take (and delete). */
+const HOST_GLOBAL = '__airlock_host';
+/** Where the bootstrap leaves its entry for the host to take (and delete). */
+const ENTRY_GLOBAL = '__airlock_entry';
+/** The bootstrap is our own code, but it runs in the plugin's isolate: bound it all the same. */
+const BOOTSTRAP_TIMEOUT_MS = 1000;
+
+/** The plugin module did not compile, link or evaluate: the plugin's fault, not a crash. */
+export class PluginLoadFailure extends Error {}
+
+export interface Realm {
+  readonly context: ivm.Context;
+  readonly module: ivm.Module;
+  readonly entry: ivm.Reference;
+  namespace: ivm.Reference | undefined;
+}
+
+/** The bootstrap as a script for one plugin's isolate: its grants and capability names baked in. */
+export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.Script {
+  const args = [HOST_GLOBAL, ENTRY_GLOBAL, JSON.stringify(plugin.capabilities), plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
+  return isolate.compileScriptSync(`(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`);
+}
+
+/**
+ * Builds a realm with isolated-vm's synchronous API. Only ever called on an idle isolate:
+ * no plugin code runs outside a call, so nothing can hold the isolate's lock here.
+ */
+export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, plugin: PluginSpec, host: ivm.Reference, codeCache: Map<string, ivm.ExternalCopy<ArrayBuffer>>): Realm {
+  const context = isolate.createContextSync();
+  try {
+    context.global.setSync(HOST_GLOBAL, host);
+    bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS });
+    const entry = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference;
+    context.global.deleteSync(ENTRY_GLOBAL);
+    const cachedData = codeCache.get(plugin.key);
+    const module = isolate.compileModuleSync(plugin.source, {
+      filename: `plugin:${plugin.name}`,
+      ...(cachedData === undefined ? { produceCachedData: true } : { cachedData }),
+    });
+    const produced = (module as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
+    if (cachedData === undefined && produced !== undefined) codeCache.set(plugin.key, produced);
+    module.instantiateSync(context, (specifier) => {
+      throw new Error(`plugins are one self-contained module; import "${specifier}" is not available`);
+    });
+    return { context, module, entry, namespace: undefined };
+  } catch (error) {
+    try {
+      context.release();
+    } catch {
+      // the isolate is already gone
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    throw isolate.isDisposed ? error : new PluginLoadFailure(message);
+  }
+}
+
+/**
+ * Runs the plugin module's top level: plugin code, so only inside a call's budget. The
+ * timeout covers the microtasks it queues too (isolated-vm drains them inside the task).
+ * Returns how the evaluation ended; the realm is unusable unless it is 'ok'.
+ */
+export function evaluateRealm(isolate: ivm.Isolate, realm: Realm, timeoutMs: number): 'ok' | 'cpu' | 'memory' | PluginLoadFailure {
+  if (realm.namespace !== undefined) return 'ok';
+  const cpuBefore = isolate.cpuTime;
+  try {
+    realm.module.evaluateSync({ timeout: Math.max(1, Math.ceil(timeoutMs)) });
+    realm.namespace = realm.module.namespace;
+    return 'ok';
+  } catch (error) {
+    if (isolate.isDisposed) return 'memory';
+    // The isolate's own clock, not the message (a plugin can throw any message): did it run out its budget?
+    const usedMs = isolate.isDisposed ? 0 : Number(isolate.cpuTime - cpuBefore) / 1e6;
+    if (error instanceof Error && error.message.includes('timed out') && usedMs >= timeoutMs * 0.5) return 'cpu';
+    return new PluginLoadFailure(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Each handle on its own: after a kill one may throw, and the others must still go. */
+export function releaseRealm(realm: Realm): void {
+  for (const handle of [realm.entry, realm.namespace, realm.module, realm.context]) {
+    try {
+      handle?.release();
+    } catch {
+      // the isolate is already gone
+    }
+  }
+}
