@@ -2,7 +2,7 @@
 // and snapshots once into frozen lossless JSON.
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonValue } from './json-types.js';
-import { deepFreeze } from './deep-freeze.js';
+import { freezeParsedJson } from './freeze-parsed-json.js';
 import { snapshotJson } from './snapshot-json.js';
 
 export type ArgumentsOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly message: string };
@@ -41,8 +41,10 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     } catch (error) {
       return { ok: false, message: `arguments are not valid JSON (${(error as Error).message}); send a JSON object` };
     }
-    // JSON.parse output is plain, acyclic, finite JSON, and its depth was bounded above.
-    return { ok: true, value: deepFreeze(parsed as JsonValue) };
+    // JSON.parse output is plain and acyclic, and its depth was bounded above; its numbers may not be finite.
+    const overflow = freezeParsedJson(parsed as JsonValue);
+    if (overflow !== undefined) return { ok: false, message: `${overflow} is a number too large to represent (JSON numbers must be finite)` };
+    return { ok: true, value: parsed as JsonValue };
   }
   try {
     const value = snapshotJson(raw, { label: 'arguments', maxDepth: limits.maxArgumentDepth });

@@ -64,6 +64,7 @@ process.on('message', (message: ToChild) => {
     .then((outcome) => {
       running.delete(message.id);
       send({ type: 'result', id: message.id, outcome });
+      if (host.stuckWorkers() > 0) send({ type: 'retire' });
     });
 });
 

@@ -112,6 +112,7 @@ export class ChildProcessHost implements SandboxHost {
         );
         return;
       }
+      if (message.type === 'retire') return this.#retire(child);
       if (message.type !== 'result') return;
       // A worker died under this call: its process may be about to abort (a V8 fatal
       // error), so it takes no new calls. Later calls go to a fresh child.

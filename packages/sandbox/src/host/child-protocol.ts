@@ -12,6 +12,8 @@ export type ToChild =
 export type FromChild =
   | { readonly type: 'ready' }
   | { readonly type: 'result'; readonly id: number; readonly outcome: SandboxOutcome }
+  /** A worker thread here stopped answering and could not be stopped: take no new calls here. */
+  | { readonly type: 'retire' }
   /** A running call asks the embedder's capability; the parent answers with capability-reply. */
   | { readonly type: 'capability'; readonly id: number; readonly requestId: number; readonly name: string; readonly json: string };
 

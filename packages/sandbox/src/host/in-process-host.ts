@@ -6,6 +6,7 @@ import { SandboxError } from '../errors/sandbox-error.js';
 import { MessageChannel } from 'node:worker_threads';
 import { NO_USAGE, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
+import { armBackstop, taskTimeoutMs } from './task-backstop.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
@@ -29,6 +30,7 @@ export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<PoolTask, SandboxOutcome>;
   #closed = false;
   #lastKillAt = 0;
+  #stuckWorkers = 0;
 
   constructor(options: PoolOptions = {}) {
     assertSnapshotFlag();
@@ -58,25 +60,39 @@ export class InProcessHost implements SandboxHost {
         );
       });
     }
+    const backstop = armBackstop(task);
     try {
-      const poolTask: PoolTask = channel === undefined ? { task } : { task, capabilityPort: channel.port2 };
-      const outcome = await this.#pool.run(poolTask, { ...(signal === undefined ? {} : { signal }), ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
+      const poolTask: PoolTask = channel === undefined ? { task, started: backstop.started } : { task, started: backstop.started, capabilityPort: channel.port2 };
+      const abort = signal === undefined ? backstop.signal : AbortSignal.any([signal, backstop.signal]);
+      const outcome = await this.#pool.run(poolTask, { signal: abort, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;
     } catch (error) {
       this.#lastKillAt = performance.now();
+      if (backstop.fired()) {
+        // Piscina replaces the worker; a thread that cannot even be terminated stays behind,
+        // so this process should be retired by whoever supervises it.
+        this.#stuckWorkers += 1;
+        return { ok: false, code: 'TIMEOUT', message: `did not finish within ${taskTimeoutMs(task)} ms, and its sandbox worker stopped answering (replaced)`, usage: NO_USAGE };
+      }
       if (error instanceof Error && error.name === 'AbortError') {
         // Piscina terminates the worker running an aborted task: its isolates go with it.
         return { ok: false, code: 'ABORTED', message: 'cancelled while running', usage: NO_USAGE };
       }
       return { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox worker died during the call', usage: NO_USAGE };
     } finally {
+      backstop.stop();
       channel?.port1.close();
     }
   }
 
   processIds(): number[] {
     return [process.pid];
+  }
+
+  /** Workers given up on by the backstop: a process with any should be replaced when it can be. */
+  stuckWorkers(): number {
+    return this.#stuckWorkers;
   }
 
   async close(): Promise<void> {

@@ -28,7 +28,8 @@ interface BodyResult {
   readonly reusable: boolean;
 }
 
-type Body = (realm: Realm & { namespace: ivm.Reference }, isolate: ivm.Isolate, atEnd: (cleanup: () => void) => void) => Promise<BodyResult>;
+/** A task's work in its realm; `timeout` is the wall time left, for isolated-vm to stop a runaway task at the deadline. */
+type Body = (realm: Realm & { namespace: ivm.Reference }, isolate: ivm.Isolate, timeout: () => { timeout: number }, atEnd: (cleanup: () => void) => void) => Promise<BodyResult>;
 
 export class IsolateRunner {
   readonly #slots = new IsolateSlots();
@@ -47,19 +48,19 @@ export class IsolateRunner {
       case 'describe': {
         // Describing loads the module in a throwaway isolate: no tenant's isolate is touched.
         const budget = { cpuMs: Math.min(task.plugin.limits.cpuMs * 2, DESCRIBE_BUDGET_CAP.cpuMs), timeoutMs: Math.min(task.plugin.limits.timeoutMs, DESCRIBE_BUDGET_CAP.timeoutMs) };
-        return this.#inRealm(task.plugin, undefined, budget, 0, (realm) => this.#sync(realm, [realm.namespace.derefInto(), 'describe']));
+        return this.#inRealm(task.plugin, undefined, budget, 0, (realm, _isolate, timeout) => this.#sync(realm, [realm.namespace.derefInto(), 'describe'], timeout()));
       }
       case 'classify': {
         const callsJson = JSON.stringify(task.calls);
-        return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm) => this.#sync(realm, [realm.namespace.derefInto(), 'classify', callsJson]));
+        return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm, _isolate, timeout) => this.#sync(realm, [realm.namespace.derefInto(), 'classify', callsJson], timeout()));
       }
       case 'call':
-        return this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, atEnd) => {
-          const call = this.#calls.open({ isolate, entry: realm.entry, granted: new Set(task.plugin.capabilities), capabilities });
+        return this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, timeout, atEnd) => {
+          const call = this.#calls.open({ isolate, entry: realm.entry, granted: new Set(task.plugin.capabilities), capabilities, timeout });
           // Closed however the task ends (a kill included): from then on its requests find nothing.
           atEnd(() => this.#calls.close(call));
           const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
-          call.track(realm.entry.apply(undefined, [realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
+          call.track(realm.entry.apply(undefined, [realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context], timeout()));
           const report = await call.finished;
           return {
             outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),
@@ -72,8 +73,8 @@ export class IsolateRunner {
   }
 
   /** Describe and classify return their answer from the task itself. */
-  async #sync(realm: Realm, args: unknown[]): Promise<BodyResult> {
-    const text: unknown = await realm.entry.apply(undefined, args);
+  async #sync(realm: Realm, args: unknown[], options: { timeout: number }): Promise<BodyResult> {
+    const text: unknown = await realm.entry.apply(undefined, args, options);
     return { outcome: (usage) => decodeEnvelope(text, usage), bytesOut: typeof text === 'string' ? text.length : 0, reusable: true };
   }
 
@@ -85,7 +86,7 @@ export class IsolateRunner {
       return { ok: false, code: 'SANDBOX_CRASH', message: `could not create an isolate (${(error as Error).message})`, usage: NO_USAGE };
     }
     const { isolate } = slot;
-    const watchdog = new Watchdog(isolate, budget.cpuMs, budget.timeoutMs);
+    const watchdog = new Watchdog(isolate, budget, plugin.limits.memoryMb);
     const useWarm = tenant !== undefined && plugin.realm === 'warm';
     const cleanups: (() => void)[] = [];
     let realm: Realm | undefined;
@@ -101,7 +102,8 @@ export class IsolateRunner {
         return { ok: false, code, message, usage: usageOf(watchdog, bytesIn, 0) };
       }
       const ready = realm as Realm & { namespace: ivm.Reference };
-      const result = await Promise.race([body(ready, isolate, (cleanup) => cleanups.push(cleanup)), watchdog.expired]);
+      const timeout = (): { timeout: number } => ({ timeout: watchdog.taskTimeoutMs(budget.timeoutMs) });
+      const result = await Promise.race([body(ready, isolate, timeout, (cleanup) => cleanups.push(cleanup)), watchdog.expired]);
       healthy = !isolate.isDisposed;
       reusable = result.reusable;
       return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));

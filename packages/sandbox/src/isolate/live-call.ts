@@ -22,6 +22,8 @@ export interface LiveCallOptions {
   readonly entry: ivm.Reference;
   readonly granted: ReadonlySet<string>;
   readonly capabilities: CapabilityHandler | undefined;
+  /** Options for each task started in the isolate: the wall time the call has left. */
+  readonly timeout: () => { readonly timeout: number };
 }
 
 export class LiveCall {
@@ -60,7 +62,8 @@ export class LiveCall {
   /**
    * Follows a task the host started in this call's isolate. A rejection counts only when the
    * isolate is gone (killed or out of memory); otherwise it is a promise the plugin left
-   * rejected, which isolated-vm reports through the task, and the call goes on.
+   * rejected, which isolated-vm reports through the task, and the call goes on (a task its
+   * timeout stopped at the deadline is the watchdog's to judge).
    */
   track(task: Promise<unknown>): void {
     this.#tasks += 1;
@@ -116,7 +119,7 @@ export class LiveCall {
   #deliver(id: number, ok: boolean, payload: string): void {
     if (!this.#open || this.#options.isolate.isDisposed) return;
     // Host errors never cross: the realm builds its own generic error from this code.
-    this.track(this.#options.entry.apply(undefined, [undefined, 'deliver', id, ok, payload]));
+    this.track(this.#options.entry.apply(undefined, [undefined, 'deliver', id, ok, payload], this.#options.timeout()));
   }
 
   #maybeFinish(): void {

@@ -27,6 +27,8 @@ export type CapabilityReply = { readonly id: number; readonly ok: true; readonly
 export interface PoolTask {
   readonly task: SandboxTask;
   readonly capabilityPort?: import('node:worker_threads').MessagePort;
+  /** One Float64 the worker sets to Date.now() when it starts the task: the host's backstop clock starts there. */
+  readonly started: SharedArrayBuffer;
 }
 
 /** Answers a capability call of the running task; rejects (with no detail for the plugin) on failure. */
@@ -41,9 +43,10 @@ export type SandboxTask =
 /**
  * Testing only: a fault the worker injects into one call (SandboxOptions.faults).
  * `kill-worker` ends the worker thread, `kill-process` the whole sandbox process,
- * `fail-isolate` makes creating the call's isolate fail.
+ * `fail-isolate` makes creating the call's isolate fail, `hang-worker` blocks the worker
+ * thread for good (as a thread stuck on an isolate's lock would be).
  */
-export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate';
+export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate' | 'hang-worker';
 
 /** Codes a sandboxed call can end with, beyond success. */
 export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED';

@@ -191,6 +191,8 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabili
     const what = code === 'NOT_GRANTED' ? ' is not granted' : code === 'TOO_LARGE' ? ': argument or answer too large' : code === 'TOO_MANY_REQUESTS' ? ': too many requests in one call' : code === 'UNAVAILABLE' ? ' is unavailable' : ' failed';
     const error = new ErrorIntrinsic('capability ' + name + what);
     defineProperty(error, 'code', { value: code, enumerable: true });
+    // The frames would be the bootstrap's own: nothing the plugin needs, nothing it should map.
+    defineProperty(error, 'stack', { value: 'Error: capability ' + name + what, writable: true, configurable: true });
     return error;
   }
 

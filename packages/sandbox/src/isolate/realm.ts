@@ -25,7 +25,7 @@ export interface Realm {
 /** The bootstrap as a script for one plugin's isolate: its grants and capability names baked in. */
 export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.Script {
   const args = [HOST_GLOBAL, ENTRY_GLOBAL, JSON.stringify(plugin.capabilities), plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
-  return isolate.compileScriptSync(`(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`);
+  return isolate.compileScriptSync(`(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`, { filename: 'airlock:bootstrap' });
 }
 
 /**

@@ -110,11 +110,15 @@ export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: Sandbo
 export function pluginPolicyRules(plugin: LoadedPlugin): PolicyRule[] {
   const permissions = plugin.manifest.permissions;
   const names = plugin.tools.map((tool) => tool.name);
-  const rules: PolicyRule[] = names.map((name) => ({
-    tool: name,
-    decision: permissions?.tools?.[name] ?? permissions?.default ?? 'allow',
-    reason: `${permissions?.tools?.[name] !== undefined ? `permissions.tools.${name}` : 'permissions.default'} in the ${plugin.name} plugin's manifest`,
-  }));
+  const rules: PolicyRule[] = names.map((name) => {
+    // Own keys only: a tool named "constructor" or "toString" must not read Object.prototype.
+    const own = permissions?.tools !== undefined && Object.hasOwn(permissions.tools, name) ? permissions.tools[name] : undefined;
+    return {
+      tool: name,
+      decision: own ?? permissions?.default ?? 'allow',
+      reason: `${own !== undefined ? `permissions.tools.${name}` : 'permissions.default'} in the ${plugin.name} plugin's manifest`,
+    };
+  });
   for (const rule of permissions?.rules ?? []) {
     // A manifest can only speak for its own plugin's tools.
     const matches = toolNameMatcher(rule.tool);

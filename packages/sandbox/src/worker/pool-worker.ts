@@ -2,7 +2,7 @@
 // every task with an outcome, never a throw (a throw would read as a crash).
 import { IsolateRunner } from '../isolate/isolate-runner.js';
 import type { MessagePort } from 'node:worker_threads';
-import type { CapabilityHandler, CapabilityReply, PoolTask, SandboxOutcome } from '../isolate/protocol.js';
+import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from '../isolate/protocol.js';
 import { NO_USAGE } from '../isolate/protocol.js';
 
 const runner = new IsolateRunner();
@@ -32,7 +32,8 @@ function overPort(port: MessagePort): { handler: CapabilityHandler; close: () =>
   };
 }
 
-export default async function runSandboxTask({ task, capabilityPort }: PoolTask): Promise<SandboxOutcome> {
+export default async function runSandboxTask({ task, capabilityPort, started }: PoolTask): Promise<SandboxOutcome> {
+  new Float64Array(started)[0] = Date.now();
   if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault);
   const bridge = capabilityPort === undefined ? undefined : overPort(capabilityPort);
   try {
@@ -45,8 +46,9 @@ export default async function runSandboxTask({ task, capabilityPort }: PoolTask)
 }
 
 /** Testing only (SandboxOptions.faults): the failures a real deployment meets, on demand. */
-function injectFault(fault: 'kill-worker' | 'kill-process' | 'fail-isolate'): void {
+function injectFault(fault: Fault): void {
   if (fault === 'kill-worker') process.exit(70); // in a worker thread this ends the thread only
   if (fault === 'kill-process') process.kill(process.pid, 'SIGKILL');
   if (fault === 'fail-isolate') runner.failNextIsolate();
+  if (fault === 'hang-worker') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
 }

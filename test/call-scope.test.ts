@@ -1,0 +1,194 @@
+// Call-scoped execution: no plugin code runs, and no capability answers, outside its own
+// watched call. One hostile fixture per finding of the outside review; each test asserts
+// the exact code, that a call of *another tenant* is answered correctly right after, and
+// that no request reaches a capability as the wrong tenant.
+import { createEngine, type Engine, type JsonValue, type ToolFailure, type ToolResult } from '@airlock/core';
+import { createSandbox, type Capability, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { rm } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pluginFolder } from './support/plugin-harness.js';
+
+interface Seen {
+  readonly name: string;
+  readonly tenant: string;
+  readonly callId: string;
+  readonly from: unknown;
+}
+
+interface Setup {
+  readonly sandbox: Sandbox;
+  readonly engine: Engine;
+  readonly seen: Seen[];
+  readonly stores: Map<string, Map<string, JsonValue>>;
+  call(tool: string, tenant: string, id?: string, args?: JsonValue): Promise<ToolResult>;
+}
+
+const dirs: string[] = [];
+const sandboxes: Sandbox[] = [];
+afterEach(async () => {
+  await Promise.all(sandboxes.splice(0).map((sandbox) => sandbox.close()));
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** kv capabilities that record who asked, as the host saw it, and keep one store per tenant. */
+function kvCapabilities(seen: Seen[], stores: Map<string, Map<string, JsonValue>>): Record<string, Capability> {
+  const store = (tenant: string): Map<string, JsonValue> => {
+    if (!stores.has(tenant)) stores.set(tenant, new Map());
+    return stores.get(tenant)!;
+  };
+  return {
+    'kv.get': (argument, context) => {
+      const { key, from } = argument as { key: string; from?: unknown };
+      seen.push({ name: 'kv.get', tenant: context.tenant, callId: context.callId, from: from ?? null });
+      return store(context.tenant).get(key) ?? null;
+    },
+    'kv.set': (argument, context) => {
+      const { key, value, from } = argument as { key: string; value: JsonValue; from?: unknown };
+      seen.push({ name: 'kv.set', tenant: context.tenant, callId: context.callId, from: from ?? null });
+      store(context.tenant).set(key, value);
+      return true;
+    },
+  };
+}
+
+async function open(plugins: { fixture: string; manifest?: Record<string, unknown> }[], options: SandboxOptions = {}, extra: Record<string, Capability> = {}): Promise<Setup> {
+  const seen: Seen[] = [];
+  const stores = new Map<string, Map<string, JsonValue>>();
+  const sandbox = createSandbox({ threads: 1, ...options, capabilities: { ...kvCapabilities(seen, stores), ...extra } });
+  sandboxes.push(sandbox);
+  const folders = await Promise.all(plugins.map(({ fixture, manifest }) => pluginFolder(fixture, { limits: { memoryMb: 16, timeoutMs: 1000, cpuMs: 200 }, ...manifest })));
+  dirs.push(...folders);
+  await sandbox.loadPlugins(folders);
+  const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow', rules: sandbox.policyRules() }, preSchedule: sandbox.preSchedule });
+  return {
+    sandbox,
+    engine,
+    seen,
+    stores,
+    async call(tool, tenant, id = `${tool}-${tenant}-${Math.random().toString(36).slice(2, 8)}`, args = {}) {
+      const [result] = await engine.run([{ id, name: tool, arguments: JSON.stringify(args) }], { tenant });
+      return result!;
+    },
+  };
+}
+
+const code = (result: ToolResult): string | undefined => (result as ToolFailure).error?.code;
+const KV = ['kv.get', 'kv.set'];
+
+for (const mode of ['process', 'in-process'] as const) {
+  describe(`capability requests belong to their call (${mode} mode)`, () => {
+    const variants = [
+      { label: 'fresh realms, one plugin', realm: 'fresh', victim: { tool: 'read_secret', plugin: undefined } },
+      { label: 'warm realms, one plugin', realm: 'warm', victim: { tool: 'read_secret', plugin: undefined } },
+      { label: 'fresh realms, across plugins', realm: 'fresh', victim: { tool: 'remember', plugin: 'plugins/capabilities.js' } },
+    ] as const;
+    it.each(variants)('leftover-capability-loop.js ($label): the loop is refused once its call ended, and never acts as another tenant', async ({ realm, victim }) => {
+      const plugins = [{ fixture: 'hostile/leftover-capability-loop.js', manifest: { realm, capabilities: KV } }];
+      if (victim.plugin !== undefined) plugins.push({ fixture: victim.plugin, manifest: { realm, capabilities: KV } });
+      const setup = await open(plugins, { mode });
+      setup.stores.set('victim', new Map([['secret', 'the victim secret']]));
+
+      expect(await setup.call('attack', 'attacker', 'attack-1')).toMatchObject({ isError: false, value: 'started' });
+      const attackRequestsAtEnd = setup.seen.filter((entry) => entry.from === 'attack').length;
+      // The victim keeps the only worker busy with its own capability traffic.
+      for (let round = 0; round < 5; round += 1) {
+        expect(await setup.call(victim.tool, 'victim', `victim-${round}`, { key: 'secret' })).toMatchObject({ isError: false, value: 'the victim secret' });
+      }
+      expect(await setup.call('benign', 'attacker', 'benign-1', { text: 'after' })).toMatchObject({ isError: false, value: { echoed: 'after' } });
+
+      const fromAttack = setup.seen.filter((entry) => entry.from === 'attack');
+      expect(fromAttack.every((entry) => entry.tenant === 'attacker' && entry.callId === 'attack-1')).toBe(true);
+      expect(fromAttack).toHaveLength(attackRequestsAtEnd); // nothing more reached the host after the call ended
+      expect(setup.seen.filter((entry) => entry.tenant === 'victim').every((entry) => entry.callId.startsWith('victim-'))).toBe(true);
+      expect(setup.stores.get('victim')?.has('stolen') ?? false).toBe(false);
+      expect(setup.stores.get('attacker')?.get('stolen') ?? null).not.toBe('the victim secret');
+    });
+
+    it('late-handler-spin.js: an answer that arrives after the call ended runs nothing, and the worker keeps serving every tenant', async () => {
+      let answer!: (value: JsonValue) => void;
+      const late = new Promise<JsonValue>((resolve) => {
+        answer = resolve;
+      });
+      const setup = await open([{ fixture: 'hostile/late-handler-spin.js', manifest: { capabilities: ['slow'] } }], { mode }, { slow: () => late });
+      expect(await setup.call('attack', 'attacker')).toMatchObject({ isError: false, value: 'returned' });
+      answer({ now: 'too late' });
+      await late;
+      const started = performance.now();
+      expect(await setup.call('benign', 'victim', 'victim-1', { text: 'served' })).toMatchObject({ isError: false, value: { echoed: 'served' } });
+      expect(await setup.call('benign', 'attacker', 'attacker-2', { text: 'served' })).toMatchObject({ isError: false, value: { echoed: 'served' } });
+      // Well under the worker backstop (timeoutMs + 1 s): nobody waited on a frozen worker.
+      expect(performance.now() - started).toBeLessThan(1000);
+    });
+
+    it.each([
+      ['promise-constructor.js', 'attack', { isError: true, error: { code: 'TOOL_ERROR' } }],
+      ['throwing-tojson.js', 'attack', { isError: true, error: { code: 'TOOL_ERROR' } }],
+      ['throwing-tojson.js', 'attack_primitive', { isError: false, value: 1 }],
+      ['stray-rejection.js', 'attack', { isError: false, value: 1 }],
+    ])('%s (%s): the plugin\'s own fault, never SANDBOX_CRASH, and the sandbox process is not retired', async (fixture, tool, expected) => {
+      const setup = await open([{ fixture: `hostile/${fixture}` }], { mode });
+      expect(await setup.call('benign', 'victim', 'warm-up', { text: 'x' })).toMatchObject({ isError: false });
+      const processes = setup.sandbox.processIds();
+      expect(await setup.call(tool, 'attacker')).toMatchObject(expected);
+      expect(await setup.call('benign', 'victim', 'victim-1', { text: 'next' })).toMatchObject({ isError: false, value: { echoed: 'next' } });
+      expect(setup.sandbox.processIds()).toEqual(processes);
+    });
+  });
+}
+
+describe('the bridge and the verdicts', () => {
+  it('finalization-spin.js: FinalizationRegistry, whose callbacks run outside any call, is not in the realm', async () => {
+    const setup = await open([{ fixture: 'hostile/finalization-spin.js' }]);
+    expect(await setup.call('attack', 'attacker')).toMatchObject({ isError: false, value: 'no FinalizationRegistry' });
+    expect(await setup.call('benign', 'victim', 'victim-1', { text: 'ok' })).toMatchObject({ isError: false });
+  });
+
+  it('option-pollution.js: options planted on Object.prototype change nothing; a capability answer is plain JSON', async () => {
+    const setup = await open([{ fixture: 'hostile/option-pollution.js', manifest: { capabilities: ['echo'] } }], {}, { echo: (argument) => argument });
+    expect(await setup.call('attack', 'attacker')).toMatchObject({ isError: false, value: { answer: { text: 'plain' }, kind: 'object', plainObject: true, methods: [] } });
+    expect(await setup.call('benign', 'victim', 'victim-1', { text: 'ok' })).toMatchObject({ isError: false });
+  });
+
+  it('huge-string-output.js: a 30 MiB result is OUTPUT_TOO_LARGE before it is copied, and the process lives', async () => {
+    const setup = await open([{ fixture: 'hostile/huge-string-output.js', manifest: { limits: { memoryMb: 64, timeoutMs: 5000, cpuMs: 2000 } } }], { threads: 2 });
+    expect(await setup.call('benign', 'victim', 'warm-up', { text: 'x' })).toMatchObject({ isError: false });
+    const processes = setup.sandbox.processIds();
+    const [attack, beside] = await Promise.all([setup.call('attack', 'attacker'), setup.call('benign', 'victim', 'victim-1', { text: 'beside' })]);
+    expect(code(attack!)).toBe('OUTPUT_TOO_LARGE');
+    expect(beside).toMatchObject({ isError: false, value: { echoed: 'beside' } });
+    expect(setup.sandbox.processIds()).toEqual(processes);
+  });
+
+  it.each(['object-growth.js', 'array-fill.js'])('%s: a heap filled to its ceiling is MEMORY_LIMIT, not TIMEOUT', async (fixture) => {
+    const setup = await open([{ fixture: `hostile/${fixture}`, manifest: { limits: { memoryMb: 64, timeoutMs: 1000 } } }]);
+    expect(code(await setup.call('attack', 'attacker'))).toBe('MEMORY_LIMIT');
+    expect(await setup.call('benign', 'victim', 'victim-1', { text: 'ok' })).toMatchObject({ isError: false });
+  });
+
+  it('forged-verdict.js: a toJSON on Object.prototype shapes only the value; a thrown look-alike is TOOL_ERROR', async () => {
+    const setup = await open([{ fixture: 'hostile/forged-verdict.js' }]);
+    expect(await setup.call('attack', 'attacker')).toMatchObject({ isError: false, value: { ok: false, code: 'OUTPUT_TOO_LARGE' } });
+    expect(code(await setup.call('attack_thrown', 'attacker'))).toBe('TOOL_ERROR');
+    expect(await setup.call('benign', 'victim', 'victim-1', { text: 'ok' })).toMatchObject({ isError: false });
+  });
+
+  it('capability-error-detail.js: a failed capability is a generic coded error built in the realm, with no host frames or paths', async () => {
+    const setup = await open([{ fixture: 'hostile/capability-error-detail.js', manifest: { capabilities: ['fail'] } }], {}, {
+      fail: () => {
+        throw new Error('ENOENT: /srv/secret/store.db');
+      },
+    });
+    const result = await setup.call('attack', 'attacker');
+    expect(result).toMatchObject({ isError: false, value: { message: 'capability fail failed', code: 'FAILED' } });
+    const text = JSON.stringify(result);
+    for (const hostDetail of ['/srv/secret', 'ENOENT', 'node_modules', 'isolated-vm', 'file://', '.ts:', 'packages/sandbox', 'node:internal']) expect(text).not.toContain(hostDetail);
+  });
+
+  it('prototype-tool-names.js: tools named like Object.prototype keys load, get their own permissions, and run', async () => {
+    const setup = await open([{ fixture: 'hostile/prototype-tool-names.js', manifest: { permissions: { default: 'allow', tools: { benign: 'deny' } } } }]);
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      expect(await setup.call(name, 'attacker')).toMatchObject({ isError: false, value: name });
+    }
+    expect(code(await setup.call('benign', 'attacker'))).toBe('PERMISSION_DENIED');
+  });
+});
