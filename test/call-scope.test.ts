@@ -104,12 +104,12 @@ for (const mode of ['process', 'in-process'] as const) {
       expect(setup.stores.get('attacker')?.get('stolen') ?? null).not.toBe('the victim secret');
     });
 
-    it('late-handler-spin.js: an answer that arrives after the call ended runs nothing, and the worker keeps serving every tenant', async () => {
+    it.each(['fresh', 'warm'])('late-handler-spin.js (%s realms): an answer that arrives after the call ended runs nothing, and the worker keeps serving every tenant', async (realm) => {
       let answer!: (value: JsonValue) => void;
       const late = new Promise<JsonValue>((resolve) => {
         answer = resolve;
       });
-      const setup = await open([{ fixture: 'hostile/late-handler-spin.js', manifest: { capabilities: ['slow'] } }], { mode }, { slow: () => late });
+      const setup = await open([{ fixture: 'hostile/late-handler-spin.js', manifest: { realm, capabilities: ['slow'] } }], { mode }, { slow: () => late });
       expect(await setup.call('attack', 'attacker')).toMatchObject({ isError: false, value: 'returned' });
       answer({ now: 'too late' });
       await late;

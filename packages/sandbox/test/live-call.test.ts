@@ -1,0 +1,138 @@
+// Each layer of call scoping on its own: a request names its call's token and finds
+// nothing once that call ended; nothing is answered after the realm reported; nothing is
+// delivered after the end; a call is over only when its isolate has nothing left to run.
+import type ivm from 'isolated-vm';
+import { describe, expect, it, vi } from 'vitest';
+import { CallRegistry } from '../src/isolate/call-registry.js';
+import { LiveCall } from '../src/isolate/live-call.js';
+
+interface FakeRealm {
+  isolate: { isDisposed: boolean };
+  entry: { apply: ReturnType<typeof vi.fn> };
+}
+
+function fakeRealm(): FakeRealm {
+  return { isolate: { isDisposed: false }, entry: { apply: vi.fn(() => Promise.resolve(undefined)) } };
+}
+
+function liveCall(realm: FakeRealm, capabilities = vi.fn(async () => '"answer"')): LiveCall {
+  return new LiveCall({
+    token: 'token-1',
+    isolate: realm.isolate as unknown as ivm.Isolate,
+    entry: realm.entry as unknown as ivm.Reference,
+    granted: new Set(['kv.get']),
+    capabilities,
+    timeout: () => ({ timeout: 1000 }),
+  });
+}
+
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('CallRegistry', () => {
+  it('a request naming an ended or unknown call reaches no capability', async () => {
+    const registry = new CallRegistry();
+    const handlerOfA = vi.fn(async () => '"a"');
+    const handlerOfB = vi.fn(async () => '"b"');
+    const realm = fakeRealm();
+    const a = registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, entry: realm.entry as unknown as ivm.Reference, granted: new Set(['kv.get']), capabilities: handlerOfA, timeout: () => ({ timeout: 1000 }) });
+    registry.close(a);
+    registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, entry: realm.entry as unknown as ivm.Reference, granted: new Set(['kv.get']), capabilities: handlerOfB, timeout: () => ({ timeout: 1000 }) });
+    const receive = registry.reference.deref() as (...args: unknown[]) => void;
+    receive('capability', a.token, 1, 'kv.get', '{}');
+    receive('capability', 'not-a-token', 2, 'kv.get', '{}');
+    await flush();
+    expect(handlerOfA).not.toHaveBeenCalled();
+    expect(handlerOfB).not.toHaveBeenCalled();
+  });
+
+  it('tokens are unguessable and unique per call', () => {
+    const registry = new CallRegistry();
+    const realm = fakeRealm();
+    const options = { isolate: realm.isolate as unknown as ivm.Isolate, entry: realm.entry as unknown as ivm.Reference, granted: new Set<string>(), capabilities: undefined, timeout: () => ({ timeout: 1 }) };
+    const tokens = new Set(Array.from({ length: 100 }, () => registry.open(options).token));
+    expect(tokens.size).toBe(100);
+    for (const token of tokens) expect(token).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('LiveCall', () => {
+  it('answers requests while the call runs, and delivers into its own realm', async () => {
+    const realm = fakeRealm();
+    const handler = vi.fn(async () => '"answer"');
+    const call = liveCall(realm, handler);
+    call.request(1, 'kv.get', '{"key":"k"}');
+    await flush();
+    expect(handler).toHaveBeenCalledWith('kv.get', '{"key":"k"}');
+    expect(realm.entry.apply).toHaveBeenCalledWith(undefined, [undefined, 'deliver', 1, true, '"answer"'], { timeout: 1000 });
+  });
+
+  it('refuses a request made after the realm reported', async () => {
+    const realm = fakeRealm();
+    const handler = vi.fn(async () => '"answer"');
+    const call = liveCall(realm, handler);
+    call.report('ok', '1');
+    call.request(1, 'kv.get', '{}');
+    await flush();
+    expect(handler).not.toHaveBeenCalled();
+    expect(realm.entry.apply).not.toHaveBeenCalled();
+  });
+
+  it('delivers nothing that answers after the call ended, and counts it as unanswered', async () => {
+    const realm = fakeRealm();
+    let answer!: (json: string) => void;
+    const call = liveCall(realm, vi.fn(() => new Promise<string>((resolve) => (answer = resolve))));
+    call.request(1, 'kv.get', '{}');
+    expect(call.unanswered).toBe(1);
+    call.end();
+    answer('"late"');
+    await flush();
+    expect(realm.entry.apply).not.toHaveBeenCalled();
+  });
+
+  it('is finished only when the realm reported and every task it started has settled', async () => {
+    const realm = fakeRealm();
+    const call = liveCall(realm);
+    let settle!: () => void;
+    call.track(new Promise<void>((resolve) => (settle = resolve)));
+    call.report('ok', '"done"');
+    let finished = false;
+    void call.finished.then(() => (finished = true));
+    await flush();
+    expect(finished).toBe(false);
+    settle();
+    await expect(call.finished).resolves.toEqual({ kind: 'ok', payload: '"done"' });
+  });
+
+  it('a task rejected while the isolate lives is a stray rejection; one rejected because the isolate died fails the call', async () => {
+    const realm = fakeRealm();
+    const call = liveCall(realm);
+    call.track(Promise.reject(new Error('Script execution timed out.')));
+    call.report('ok', '1');
+    await expect(call.finished).resolves.toMatchObject({ kind: 'ok' });
+
+    const dying = fakeRealm();
+    const other = liveCall(dying);
+    dying.isolate.isDisposed = true;
+    other.track(Promise.reject(new Error('Isolate was disposed during execution')));
+    await expect(other.finished).rejects.toThrow('disposed');
+  });
+
+  it('refuses ungranted names, oversized arguments and floods, with codes and no host detail', async () => {
+    const realm = fakeRealm();
+    const handler = vi.fn(async () => '"x"');
+    const call = liveCall(realm, handler);
+    call.request(1, 'admin.wipe', '{}');
+    call.request(2, 'kv.get', 'x'.repeat(1024 * 1024 + 1));
+    await flush();
+    expect(handler).not.toHaveBeenCalled();
+    expect(realm.entry.apply.mock.calls.map((args) => (args[1] as unknown[]).slice(2))).toEqual([
+      [1, false, 'NOT_GRANTED'],
+      [2, false, 'TOO_LARGE'],
+    ]);
+    for (let id = 3; id < 1003; id += 1) call.request(id, 'kv.get', '{}');
+    await flush();
+    expect(handler).toHaveBeenCalledTimes(998);
+    const refused = realm.entry.apply.mock.calls.map((args) => args[1] as unknown[]).filter((args) => args[4] === 'TOO_MANY_REQUESTS');
+    expect(refused.map((args) => args[2])).toEqual([1001, 1002]);
+  });
+});
