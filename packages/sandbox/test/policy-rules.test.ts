@@ -2,6 +2,7 @@
 // reach another plugin's tools; its per-tool and default decisions become policy rules.
 import { createPolicy } from '@airlock/core';
 import { describe, expect, it } from 'vitest';
+import { unmatchedRulePatterns } from '../src/plugin/describe-plugin.js';
 import type { LoadedPlugin } from '../src/plugin/loaded-plugin.js';
 import { pluginPolicyRules } from '../src/plugin/plugin-tools.js';
 
@@ -37,5 +38,38 @@ describe('manifest permissions as policy rules', () => {
 
   it('a manifest without permissions allows its tools', () => {
     expect(pluginPolicyRules(plugin('plain', ['p'], undefined))).toEqual([expect.objectContaining({ tool: 'p', decision: 'allow' })]);
+  });
+});
+
+describe('a rule hits exactly the tools it names', () => {
+  const four = ['alpha', 'beta', 'gamma', 'delta'];
+  const decisions = (rules: NonNullable<LoadedPlugin['manifest']['permissions']>['rules']) => {
+    const policy = createPolicy({ default: 'deny', rules: pluginPolicyRules(plugin('four', four, { default: 'allow', ...(rules === undefined ? {} : { rules }) })) });
+    return four.map((name) => policy.decide(name, {}, undefined).decision);
+  };
+
+  it.each([
+    ['deny beta', [{ tool: 'beta', decision: 'deny' as const }], ['allow', 'deny', 'allow', 'allow']],
+    ['deny delta (the last)', [{ tool: 'delta', decision: 'deny' as const }], ['allow', 'allow', 'allow', 'deny']],
+    ['deny alpha (the first)', [{ tool: 'alpha', decision: 'deny' as const }], ['deny', 'allow', 'allow', 'allow']],
+    ['a misspelled name denies nothing', [{ tool: 'btea', decision: 'deny' as const }], ['allow', 'allow', 'allow', 'allow']],
+    ['ask gamma, deny beta', [{ tool: 'gamma', decision: 'ask' as const }, { tool: 'beta', decision: 'deny' as const }], ['allow', 'deny', 'ask', 'allow']],
+    ['a list and a glob', [{ tool: ['alpha', 'delta'], decision: 'ask' as const }, { tool: 'g*', decision: 'deny' as const }], ['ask', 'allow', 'deny', 'ask']],
+  ])('%s', (_case, rules, expected) => {
+    expect(decisions(rules)).toEqual(expected);
+  });
+
+  it('a rule is scoped to exactly the tools its pattern matches', () => {
+    const rules = pluginPolicyRules(plugin('four', four, { rules: [{ tool: 'beta', decision: 'deny' }] }));
+    expect(rules.at(-1)?.tool).toEqual(['beta']);
+  });
+
+  it('a pattern that matches no tool of the plugin is reported, each list entry on its own', () => {
+    const manifest = plugin('four', four, { rules: [{ tool: 'btea', decision: 'deny' }, { tool: ['beta', 'gama'], decision: 'deny' }, { tool: '*', decision: 'ask' }, { tool: 'fs_*', decision: 'deny' }] }).manifest;
+    expect(unmatchedRulePatterns(manifest, four)).toEqual([
+      'permissions.rules.0.tool "btea" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
+      'permissions.rules.1.tool "gama" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
+      'permissions.rules.3.tool "fs_*" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
+    ]);
   });
 });
