@@ -15,7 +15,7 @@ export type ArgumentCondition =
       /** Glob or globs the resolved path must match. Relative globs are relative to `root`. */
       readonly matches: string | readonly string[];
       /** Absolute folder the tool resolves relative paths against; a value may not climb out of it. */
-      readonly root?: string;
+      readonly root?: string | undefined;
     };
 
 /** What a condition makes of one value: it holds, it does not, or the value is refused outright. */

@@ -101,7 +101,7 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
           }
           const outcome = condition.evaluate(value);
           // A value a rule cannot judge is never let through, whatever the rule would decide.
-          if ('refused' in outcome) return { decision: 'deny', reason: `${outcome.refused} (${describeRule(rule)})` };
+          if ('refused' in outcome) return { decision: 'deny', reason: `${describeRule(rule)}: ${outcome.refused}` };
           if (!outcome.holds) holds = false;
         }
         if (!holds) continue;

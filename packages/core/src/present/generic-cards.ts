@@ -10,10 +10,12 @@ import { messageOf } from '../util/sanitize-message.js';
 import { escapeControls } from '../util/visible-text.js';
 
 const MAX_FIELD_CHARS = 120;
+// A failure's reason is what a person needs to read in full: longer than a field.
+const MAX_ERROR_CHARS = 400;
 const MAX_FIELDS = 50;
 
-function short(text: string): string {
-  return text.length > MAX_FIELD_CHARS ? `${text.slice(0, MAX_FIELD_CHARS - 1)}…` : text;
+function short(text: string, max = MAX_FIELD_CHARS): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** A card whose every string is escaped; anything that is not a well-formed card becomes text saying so. */
@@ -42,7 +44,7 @@ export function genericCallCard(name: string, args: JsonObject | undefined): Car
 
 export function genericResultCard(result: ToolResult): Card {
   return visibleCard(result.isError
-    ? { title: `${result.name} failed: ${result.error.code}`, body: short(result.error.message) }
+    ? { title: `${result.name} failed: ${result.error.code}`, body: short(result.error.message, MAX_ERROR_CHARS) }
     : { title: `${result.name} succeeded`, body: short(result.content) });
 }
 
