@@ -20,10 +20,10 @@ function atTerminal(args: string, options: { input?: string; color?: boolean; co
 
 // Anything a terminal acts on or hides: C0 (but the pty's own CR LF), DEL, C1, bidi and
 // other format characters, line and paragraph separators.
-const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/u;
+const RAW_CONTROL = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const screenText = (screen: string): string => screen.replace(/\r\n/g, '\n');
 // With colour on, our SGR codes are the only escape sequences allowed.
-const withoutOwnColour = (screen: string): string => screen.replace(/\u001b\[(?:31|32|36|39|2|22|1)m/g, '');
+const withoutOwnColour = (screen: string): string => screen.replace(new RegExp(`${String.fromCharCode(27)}\\[(?:31|32|36|39|2|22|1)m`, 'g'), '');
 
 describe.skipIf(!hasScript)('hostile text at a terminal', () => {
   const run = `run ${G}/transcripts/hostile.json --plugins ${G}/plugins`;

@@ -11,7 +11,7 @@ import { jsonText } from '../src/support/terminal-text.js';
 
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|[\ud800-\udfff]/u;
 // Our own colour codes are the only escape sequences allowed out.
-const OWN_SGR = /\u001b\[(?:31|32|36|39|2|22|1)m/g;
+const OWN_SGR = new RegExp(`${String.fromCharCode(27)}\\[(?:31|32|36|39|2|22|1)m`, 'g');
 
 // What an attacker puts in names, ids, arguments and messages: CSI and OSC sequences with
 // BEL and ST terminators, 8-bit CSI/OSC/ST, bare CR, NEL, NUL, bidi overrides, tag characters.
