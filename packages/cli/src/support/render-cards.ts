@@ -20,7 +20,8 @@ function clip(text: string): string {
 }
 
 function timing(result: ToolResult): string {
-  const approval = result.approvalMs === undefined ? '' : ` · ${(result.approvalMs / 1000).toFixed(1)} s waiting for approval`;
+  // Answers from the command line take no time; a person's wait is worth showing.
+  const approval = result.approvalMs === undefined || result.approvalMs < 1 ? '' : ` · ${(result.approvalMs / 1000).toFixed(1)} s waiting for approval`;
   return `${result.durationMs.toFixed(1)} ms${approval} · ${visible(result.callId)}`;
 }
 
