@@ -18,6 +18,7 @@ describe('manifest rules and airlock check', () => {
     expect(stdout).toContain('permissions.rules.0.tool "btea" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)');
     expect(stdout).toContain('permissions.rules.1.tool "gama" matches no tool of this plugin');
     expect(stdout).not.toContain('permissions.rules.2');
+    expect(stdout).toContain('permissions.rules.0.when.pth names no argument declared by write_file, so the rule can never apply');
     expect(stdout).toContain('problems found');
   });
 

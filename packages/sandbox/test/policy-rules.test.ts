@@ -2,9 +2,9 @@
 // reach another plugin's tools; its per-tool and default decisions become policy rules.
 import { createPolicy } from '@airlock/core';
 import { describe, expect, it } from 'vitest';
-import { unmatchedRulePatterns } from '../src/plugin/describe-plugin.js';
 import type { LoadedPlugin } from '../src/plugin/loaded-plugin.js';
 import { pluginPolicyRules } from '../src/plugin/plugin-tools.js';
+import { ruleMistakes } from '../src/plugin/rule-mistakes.js';
 
 function plugin(name: string, tools: string[], permissions: LoadedPlugin['manifest']['permissions']): LoadedPlugin {
   return {
@@ -66,10 +66,27 @@ describe('a rule hits exactly the tools it names', () => {
 
   it('a pattern that matches no tool of the plugin is reported, each list entry on its own', () => {
     const manifest = plugin('four', four, { rules: [{ tool: 'btea', decision: 'deny' }, { tool: ['beta', 'gama'], decision: 'deny' }, { tool: '*', decision: 'ask' }, { tool: 'fs_*', decision: 'deny' }] }).manifest;
-    expect(unmatchedRulePatterns(manifest, four)).toEqual([
+    expect(ruleMistakes(manifest, four.map((name) => ({ name, parameters: { type: 'object' } })))).toEqual([
       'permissions.rules.0.tool "btea" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
       'permissions.rules.1.tool "gama" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
       'permissions.rules.3.tool "fs_*" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
     ]);
+  });
+});
+
+describe('a when argument no tool of the rule declares', () => {
+  const declared = { type: 'object', properties: { path: { type: 'string' }, options: { type: 'object', properties: { mode: { type: 'string' } } } } };
+  const tools = [{ name: 'write_file', parameters: declared }, { name: 'free_form', parameters: { type: 'object' } }, { name: 'composed', parameters: { type: 'object', anyOf: [{ properties: { pth: {} } }] } }];
+  const mistakes = (tool: string, when: Record<string, string>) => ruleMistakes({ name: 'p', module: './index.js', permissions: { rules: [{ tool, when, decision: 'deny' }] } }, tools);
+
+  it.each([
+    ['write_file', { pth: '/etc/**' }, ['permissions.rules.0.when.pth names no argument declared by write_file, so the rule can never apply']],
+    ['write_file', { 'options.mdoe': 'x' }, ['permissions.rules.0.when.options.mdoe names no argument declared by write_file, so the rule can never apply']],
+    ['write_file', { path: '/etc/**', 'options.mode': 'x' }, []],
+    ['free_form', { pth: '/etc/**' }, []],
+    ['composed', { pth: '/etc/**' }, []],
+    ['*', { pth: '/etc/**' }, []],
+  ])('%s when %j: %j', (tool, when, expected) => {
+    expect(mistakes(tool, when)).toEqual(expected);
   });
 });

@@ -1,11 +1,12 @@
 // Asks a plugin, inside a throwaway isolate, what tools it has; checks every
 // descriptor through core's own registration so a plugin tool obeys the same
 // contract as a host tool.
-import { AirlockError, defineTool, toolNameMatcher, ToolRegistry, type JsonSchema } from '@airlock/core';
+import { AirlockError, defineTool, ToolRegistry, type JsonSchema } from '@airlock/core';
 import { z } from 'zod';
 import type { PluginSpec } from '../isolate/protocol.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
+import { ruleMistakes } from './rule-mistakes.js';
 
 export interface PluginToolDescriptor {
   readonly name: string;
@@ -73,25 +74,6 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
   for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
     if (!names.has(name)) problems.push(`${where}: permissions.tools.${name} names no tool of this plugin`);
   }
-  problems.push(...unmatchedRulePatterns(manifest, [...names]).map((problem) => `${where}: ${problem}`));
+  problems.push(...ruleMistakes(manifest, tools).map((problem) => `${where}: ${problem}`));
   return tools;
-}
-
-/**
- * A rule's tool pattern that matches none of the plugin's tools is a mistake (a typo, a
- * renamed tool): the rule the operator wrote protects nothing. Each entry of a list counts.
- */
-export function unmatchedRulePatterns(manifest: PluginManifest, toolNames: readonly string[]): string[] {
-  if (toolNames.length === 0) return [];
-  const problems: string[] = [];
-  (manifest.permissions?.rules ?? []).forEach((rule, index) => {
-    const patterns = typeof rule.tool === 'string' ? [rule.tool] : rule.tool;
-    for (const pattern of patterns) {
-      const matches = toolNameMatcher(pattern);
-      if (!toolNames.some((name) => matches(name))) {
-        problems.push(`permissions.rules.${index}.tool "${pattern}" matches no tool of this plugin (its tools: ${toolNames.join(', ')})`);
-      }
-    }
-  });
-  return problems;
 }
