@@ -23,7 +23,7 @@ describe('manifest rules and airlock check', () => {
   });
 
   it('such a plugin does not load for run either (exit 2, one line)', async () => {
-    const { code, stderr } = await airlock(['run', `${G}/transcripts/hostile.json`, '--plugins', `${G}/rule-mistakes`]);
+    const { code, stderr } = await airlock(['run', `${G}/transcripts/hostile.json`, '--plugins', `${G}/rule-mistakes/typo`]);
     expect(code).toBe(2);
     expect(oneLine(stderr)).toContain('"btea" matches no tool of this plugin');
   });
