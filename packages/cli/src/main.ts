@@ -5,6 +5,7 @@ import { checkCommand } from './commands/check.js';
 import { runCommand } from './commands/run.js';
 import { schemasCommand } from './commands/schemas.js';
 import { serveCommand } from './commands/serve.js';
+import { visible } from './support/terminal-text.js';
 import { UsageError } from './support/usage-error.js';
 
 const COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<number>>> = {
@@ -61,9 +62,10 @@ export async function main(argv: string[]): Promise<number> {
     if (handler === undefined) throw new UsageError(`unknown command "${command}" (commands: ${Object.keys(COMMANDS).join(', ')}; see "airlock --help")`);
     return await handler(rest);
   } catch (error) {
-    if (process.env.AIRLOCK_DEBUG === '1') process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    if (process.env.AIRLOCK_DEBUG === '1') process.stderr.write(`${String((error as Error).stack ?? error).split('\n').map(visible).join('\n')}\n`);
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`airlock: ${error instanceof UsageError ? message : `unexpected failure: ${message}`}\n`);
+    // Messages quote file names, plugin problems and input: escaped, and kept to one line.
+    process.stderr.write(`airlock: ${visible(error instanceof UsageError ? message : `unexpected failure: ${message}`)}\n`);
     return 2;
   }
 }

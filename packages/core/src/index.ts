@@ -41,6 +41,7 @@ export type { DetectedMessage } from './providers/detect-provider.js';
 
 export { createPolicy, toolNameMatcher } from './permission/permission-policy.js';
 export type { Decision, PermissionPolicy, PolicyConfig, PolicyRule, PolicyVerdict } from './permission/permission-policy.js';
+export type { ArgumentCondition } from './permission/path-condition.js';
 
 export { PIPELINE_STAGES } from './pipeline/stage-order.js';
 export type { PipelineStage } from './pipeline/stage-order.js';
@@ -62,6 +63,7 @@ export type { PreSchedule, TurnOptions } from './scheduler/run-turn.js';
 export { createEngine } from './engine.js';
 export type { Engine, EngineOptions } from './engine.js';
 
-export { genericCallCard, genericResultCard } from './present/generic-cards.js';
+export { genericCallCard, genericResultCard, visibleCard } from './present/generic-cards.js';
 export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess } from './result/tool-result.js';
 export { sanitizeMessage } from './util/sanitize-message.js';
+export { escapeControls, findControlCharacter } from './util/visible-text.js';

@@ -4,6 +4,7 @@ import { createPolicy } from '@airlock/core';
 import { describe, expect, it } from 'vitest';
 import type { LoadedPlugin } from '../src/plugin/loaded-plugin.js';
 import { pluginPolicyRules } from '../src/plugin/plugin-tools.js';
+import { ruleMistakes } from '../src/plugin/rule-mistakes.js';
 
 function plugin(name: string, tools: string[], permissions: LoadedPlugin['manifest']['permissions']): LoadedPlugin {
   return {
@@ -37,5 +38,55 @@ describe('manifest permissions as policy rules', () => {
 
   it('a manifest without permissions allows its tools', () => {
     expect(pluginPolicyRules(plugin('plain', ['p'], undefined))).toEqual([expect.objectContaining({ tool: 'p', decision: 'allow' })]);
+  });
+});
+
+describe('a rule hits exactly the tools it names', () => {
+  const four = ['alpha', 'beta', 'gamma', 'delta'];
+  const decisions = (rules: NonNullable<LoadedPlugin['manifest']['permissions']>['rules']) => {
+    const policy = createPolicy({ default: 'deny', rules: pluginPolicyRules(plugin('four', four, { default: 'allow', ...(rules === undefined ? {} : { rules }) })) });
+    return four.map((name) => policy.decide(name, {}, undefined).decision);
+  };
+
+  it.each([
+    ['deny beta', [{ tool: 'beta', decision: 'deny' as const }], ['allow', 'deny', 'allow', 'allow']],
+    ['deny delta (the last)', [{ tool: 'delta', decision: 'deny' as const }], ['allow', 'allow', 'allow', 'deny']],
+    ['deny alpha (the first)', [{ tool: 'alpha', decision: 'deny' as const }], ['deny', 'allow', 'allow', 'allow']],
+    ['a misspelled name denies nothing', [{ tool: 'btea', decision: 'deny' as const }], ['allow', 'allow', 'allow', 'allow']],
+    ['ask gamma, deny beta', [{ tool: 'gamma', decision: 'ask' as const }, { tool: 'beta', decision: 'deny' as const }], ['allow', 'deny', 'ask', 'allow']],
+    ['a list and a glob', [{ tool: ['alpha', 'delta'], decision: 'ask' as const }, { tool: 'g*', decision: 'deny' as const }], ['ask', 'allow', 'deny', 'ask']],
+  ])('%s', (_case, rules, expected) => {
+    expect(decisions(rules)).toEqual(expected);
+  });
+
+  it('a rule is scoped to exactly the tools its pattern matches', () => {
+    const rules = pluginPolicyRules(plugin('four', four, { rules: [{ tool: 'beta', decision: 'deny' }] }));
+    expect(rules.at(-1)?.tool).toEqual(['beta']);
+  });
+
+  it('a pattern that matches no tool of the plugin is reported, each list entry on its own', () => {
+    const manifest = plugin('four', four, { rules: [{ tool: 'btea', decision: 'deny' }, { tool: ['beta', 'gama'], decision: 'deny' }, { tool: '*', decision: 'ask' }, { tool: 'fs_*', decision: 'deny' }] }).manifest;
+    expect(ruleMistakes(manifest, four.map((name) => ({ name, parameters: { type: 'object' } })))).toEqual([
+      'permissions.rules.0.tool "btea" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
+      'permissions.rules.1.tool "gama" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
+      'permissions.rules.3.tool "fs_*" matches no tool of this plugin (its tools: alpha, beta, gamma, delta)',
+    ]);
+  });
+});
+
+describe('a when argument no tool of the rule declares', () => {
+  const declared = { type: 'object', properties: { path: { type: 'string' }, options: { type: 'object', properties: { mode: { type: 'string' } } } } };
+  const tools = [{ name: 'write_file', parameters: declared }, { name: 'free_form', parameters: { type: 'object' } }, { name: 'composed', parameters: { type: 'object', anyOf: [{ properties: { pth: {} } }] } }];
+  const mistakes = (tool: string, when: Record<string, string>) => ruleMistakes({ name: 'p', module: './index.js', permissions: { rules: [{ tool, when, decision: 'deny' }] } }, tools);
+
+  it.each([
+    ['write_file', { pth: '/etc/**' }, ['permissions.rules.0.when.pth names no argument declared by write_file, so the rule can never apply']],
+    ['write_file', { 'options.mdoe': 'x' }, ['permissions.rules.0.when.options.mdoe names no argument declared by write_file, so the rule can never apply']],
+    ['write_file', { path: '/etc/**', 'options.mode': 'x' }, []],
+    ['free_form', { pth: '/etc/**' }, []],
+    ['composed', { pth: '/etc/**' }, []],
+    ['*', { pth: '/etc/**' }, []],
+  ])('%s when %j: %j', (tool, when, expected) => {
+    expect(mistakes(tool, when)).toEqual(expected);
   });
 });

@@ -5,12 +5,14 @@ import { parseArgs } from 'node:util';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { stylist, useColor } from '../support/style.js';
+import { jsonText, visible } from '../support/terminal-text.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const CHECK_HELP = `Usage: airlock check <plugin>... [--json]
 
 Loads each plugin folder (or folder of plugin folders) in the sandbox and checks its
-manifest, module and tools. Reports every problem found, not just the first.
+manifest, module and tools. Reports every problem found, not just the first, including
+permission rules whose tool pattern matches no tool of their plugin.
 
 Options:
   --json              print a machine-readable report
@@ -50,19 +52,20 @@ export async function checkCommand(argv: string[]): Promise<number> {
   const duplicates = crossPluginProblems(reports);
   const failed = reports.some((report) => report.problems.length > 0) || duplicates.length > 0;
   if (values.json === true) {
-    process.stdout.write(`${JSON.stringify({ ok: !failed, plugins: reports, problems: duplicates }, null, 2)}\n`);
+    process.stdout.write(`${jsonText({ ok: !failed, plugins: reports, problems: duplicates })}\n`);
     return failed ? 1 : 0;
   }
   const style = stylist(useColor(process.stdout));
+  // Names, folders, tool names and problems come from plugin folders and modules: escaped.
   for (const report of reports) {
     if (report.problems.length === 0) {
-      process.stdout.write(`${style('green', '✓')} ${report.name} ${style('dim', report.dir)}\n  tools: ${report.tools.join(', ')}\n`);
+      process.stdout.write(`${style('green', '✓')} ${visible(String(report.name))} ${style('dim', visible(report.dir))}\n  tools: ${visible(report.tools.join(', '))}\n`);
     } else {
-      process.stdout.write(`${style('red', '✗')} ${report.name ?? basename(report.dir)} ${style('dim', report.dir)}\n`);
-      for (const problem of report.problems) process.stdout.write(`  - ${problem}\n`);
+      process.stdout.write(`${style('red', '✗')} ${visible(report.name ?? basename(report.dir))} ${style('dim', visible(report.dir))}\n`);
+      for (const problem of report.problems) process.stdout.write(`  - ${visible(problem)}\n`);
     }
   }
-  for (const problem of duplicates) process.stdout.write(`${style('red', '✗')} ${problem}\n`);
+  for (const problem of duplicates) process.stdout.write(`${style('red', '✗')} ${visible(problem)}\n`);
   process.stdout.write(failed ? `${style('red', 'problems found')}\n` : `${style('green', `${reports.length} plugin${reports.length === 1 ? '' : 's'} ok`)}\n`);
   return failed ? 1 : 0;
 }

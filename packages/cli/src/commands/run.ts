@@ -11,6 +11,7 @@ import { withUsage } from '../support/parse-command-args.js';
 import { readJsonInput } from '../support/read-input.js';
 import { renderCards } from '../support/render-cards.js';
 import { stylist, useColor } from '../support/style.js';
+import { jsonText } from '../support/terminal-text.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const RUN_HELP = `Usage: airlock run [transcript|-] --plugins <dir>... [options]
@@ -114,9 +115,10 @@ export async function runCommand(argv: string[]): Promise<number> {
         isError: result.isError,
         ...(result.isError ? { error: result.error } : { value: result.value }),
         durationMs: result.durationMs,
+        ...(result.approvalMs === undefined ? {} : { approvalMs: result.approvalMs }),
       })),
     };
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`${jsonText(report)}\n`);
     return 0;
   }
   const cards = values.format === 'cards' || (values.format === undefined && process.stdout.isTTY === true);
@@ -124,7 +126,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     const views = calls.map((call, index) => ({ name: call.name, args: argumentsForDisplay(call), result: results[index]! }));
     process.stdout.write(renderCards(opened.engine, views, stylist(useColor(process.stdout))));
   } else {
-    process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
+    process.stdout.write(`${jsonText(messages)}\n`);
   }
   return 0;
 }

@@ -4,6 +4,7 @@ import { loadCapabilities } from '../support/load-capabilities.js';
 import { openEngine } from '../support/open-engine.js';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
+import { jsonText } from '../support/terminal-text.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const SCHEMAS_HELP = `Usage: airlock schemas --plugins <dir>... [--format <provider>]
@@ -31,7 +32,7 @@ export async function schemasCommand(argv: string[]): Promise<number> {
   const opened = await openEngine(values.plugins ?? [], { capabilities: await loadCapabilities(values.capabilities) });
   try {
     const tools = opened.engine.tools(format);
-    process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
+    process.stdout.write(`${jsonText(tools)}\n`);
   } finally {
     await opened.close();
   }

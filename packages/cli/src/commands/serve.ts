@@ -12,6 +12,7 @@ import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { openSandbox } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
+import { visible } from '../support/terminal-text.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const SERVE_HELP = `Usage: airlock serve --plugins <dir>... [options]
@@ -36,7 +37,7 @@ Example (an MCP client's configuration):
   { "mcpServers": { "airlock": { "command": "npx", "args": ["airlock", "serve", "--plugins", "/path/to/plugins"] } } }`;
 
 function log(line: string): void {
-  process.stderr.write(`airlock serve: ${line}\n`);
+  process.stderr.write(`airlock serve: ${visible(line)}\n`);
 }
 
 export async function serveCommand(argv: string[]): Promise<number> {

@@ -1,8 +1,9 @@
 // Who answers `ask`: names given with --approve, everything with --approve-all,
 // or a person at the terminal. Anything else leaves the approver unset, and the
 // pipeline ends the call as APPROVAL_UNAVAILABLE.
-import type { Approver } from '@airlock/core';
-import { createInterface } from 'node:readline/promises';
+import type { ApprovalRequest, Approver } from '@airlock/core';
+import { approvalPrompt, fullArguments } from './approval-prompt.js';
+import { TerminalLines } from './terminal-lines.js';
 
 export function approverFor(options: { approveAll: boolean; approve: readonly string[]; interactive: boolean }): Approver | undefined {
   if (options.approveAll) return () => true;
@@ -12,22 +13,33 @@ export function approverFor(options: { approveAll: boolean; approve: readonly st
   return (request, signal) => (named.has(request.toolName) ? true : ask === undefined ? 'not approved on the command line' : ask(request, signal));
 }
 
-/** One question at a time on stderr, so stdout stays the program's output. */
+/**
+ * One question at a time on stderr, so stdout stays the program's output. The person sees
+ * every argument escaped and wrapped; when something is too long to show, the prompt says
+ * how much is hidden and "v" shows all of it before the question is asked again.
+ */
 function askAtTerminal(): Approver {
+  const lines = new TerminalLines(process.stdin);
   let queue: Promise<unknown> = Promise.resolve();
   return (request, signal) => {
-    const answer = queue.then(async () => {
-      const prompt = createInterface({ input: process.stdin, output: process.stderr });
-      try {
-        const args = JSON.stringify(request.args);
-        const shown = args.length > 200 ? `${args.slice(0, 200)}…` : args;
-        const line = await prompt.question(`Approval needed (${request.reason}).\nAllow ${request.toolName}(${shown})? [y/N] `, { signal });
-        return /^y(es)?$/i.test(line.trim());
-      } finally {
-        prompt.close();
-      }
-    });
+    const answer = queue.then(() => ask(lines, request, signal));
     queue = answer.catch(() => undefined);
     return answer;
   };
+}
+
+async function ask(lines: TerminalLines, request: ApprovalRequest, signal: AbortSignal): Promise<boolean> {
+  // A pty without a size reports 0 columns.
+  const width = Math.max(40, process.stderr.columns || 80);
+  let prompt = approvalPrompt(request, width);
+  for (;;) {
+    process.stderr.write(prompt.text);
+    const line = await lines.next(signal);
+    if (line === undefined) return false; // end of input: no answer is no
+    const reply = line.trim();
+    if (/^y(es)?$/i.test(reply)) return true;
+    if (!prompt.hidden || !/^v(iew)?$/i.test(reply)) return false;
+    process.stderr.write(fullArguments(request, width));
+    prompt = { text: `Allow ${prompt.tool}? [y/N] `, hidden: false, tool: prompt.tool };
+  }
 }

@@ -2,17 +2,22 @@
 // values), decided outside every tool. Among matching rules the strictest wins, so
 // rule order can never turn a denial into permission.
 import picomatch from 'picomatch';
-import { posix } from 'node:path';
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
+import { compileCondition, type ArgumentCondition, type CompiledCondition } from './path-condition.js';
 
 export type Decision = 'allow' | 'deny' | 'ask';
 
 export interface PolicyRule {
   /** Tool name or glob (`*`, `fs_*`); a list matches any. */
   readonly tool: string | readonly string[];
-  /** Argument conditions, all of which must hold: dotted path to a glob on its string value. */
-  readonly when?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * Argument conditions, all of which must hold: dotted argument path to a path glob on its
+   * string value (or `{ matches, root }`). Values are normalized (and resolved against `root`)
+   * before matching; a value with control characters, or one that climbs out of its root, is
+   * refused: the call is denied whatever the rule's decision.
+   */
+  readonly when?: Readonly<Record<string, ArgumentCondition>>;
   /** Restricts the rule to these tenants. */
   readonly tenants?: readonly string[];
   readonly decision: Decision;
@@ -45,15 +50,10 @@ function valueAt(args: JsonObject, dottedPath: string): JsonValue | undefined {
   return current;
 }
 
-/** Path-like values are normalized first, so `/tmp/../etc/hosts` meets a rule on `/etc/**`. */
-function normalizeForMatch(value: string): string {
-  return value.startsWith('/') ? posix.normalize(value) : value;
-}
-
 interface CompiledRule {
   readonly rule: PolicyRule;
   readonly matchesTool: (name: string) => boolean;
-  readonly conditions: readonly { path: string; matches: (value: string) => boolean }[];
+  readonly conditions: readonly CompiledCondition[];
 }
 
 function compileRule(rule: PolicyRule, index: number): CompiledRule {
@@ -64,16 +64,21 @@ function compileRule(rule: PolicyRule, index: number): CompiledRule {
   if (globs.length === 0 || globs.some((glob) => typeof glob !== 'string' || glob === '')) {
     throw new AirlockError('INVALID_OPTION', `policy.rules[${index}].tool must be a non-empty name or glob`, { path: `policy.rules[${index}].tool` });
   }
-  const conditions = Object.entries(rule.when ?? {}).map(([path, pattern]) => ({
-    path,
-    matches: picomatch(typeof pattern === 'string' ? pattern : [...pattern], { dot: true, nocase: false }),
-  }));
+  if (rule.when !== undefined && (typeof rule.when !== 'object' || rule.when === null || Array.isArray(rule.when))) {
+    throw new AirlockError('INVALID_OPTION', `policy.rules[${index}].when must be an object of argument conditions`, { path: `policy.rules[${index}].when` });
+  }
+  const conditions = Object.entries(rule.when ?? {}).map(([argument, condition]) => compileCondition(argument, condition, `policy.rules[${index}].when.${argument}`));
   return { rule, matchesTool: toolNameMatcher(globs), conditions };
 }
 
-/** The tool-name matcher the policy uses (picomatch globs), for anyone scoping rules to tools. */
+/**
+ * The tool-name matcher the policy uses (picomatch globs), for anyone scoping rules to tools.
+ * It takes exactly one argument, so `names.filter(toolNameMatcher(glob))` is safe: picomatch's
+ * own matcher reads a second argument (returnObject) and would answer an index with a truthy object.
+ */
 export function toolNameMatcher(globs: string | readonly string[]): (name: string) => boolean {
-  return picomatch(typeof globs === 'string' ? globs : [...globs], { dot: true });
+  const matcher = picomatch(typeof globs === 'string' ? globs : [...globs], { dot: true });
+  return (name: string) => typeof name === 'string' && matcher(name) === true;
 }
 
 export function createPolicy(config: PolicyConfig): PermissionPolicy {
@@ -87,10 +92,18 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
       for (const { rule, matchesTool, conditions } of rules) {
         if (!matchesTool(toolName)) continue;
         if (rule.tenants !== undefined && (tenant === undefined || !rule.tenants.includes(tenant))) continue;
-        const holds = conditions.every(({ path, matches }) => {
-          const value = valueAt(args, path);
-          return typeof value === 'string' && matches(normalizeForMatch(value));
-        });
+        let holds = true;
+        for (const condition of conditions) {
+          const value = valueAt(args, condition.argument);
+          if (typeof value !== 'string') {
+            holds = false;
+            continue;
+          }
+          const outcome = condition.evaluate(value);
+          // A value a rule cannot judge is never let through, whatever the rule would decide.
+          if ('refused' in outcome) return { decision: 'deny', reason: `${describeRule(rule)}: ${outcome.refused}` };
+          if (!outcome.holds) holds = false;
+        }
         if (!holds) continue;
         if (verdict === undefined || STRICTNESS[rule.decision] > STRICTNESS[verdict.decision]) {
           verdict = { decision: rule.decision, reason: rule.reason ?? describeRule(rule) };
@@ -103,6 +116,13 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
 
 function describeRule(rule: PolicyRule): string {
   const tools = typeof rule.tool === 'string' ? rule.tool : rule.tool.join(', ');
-  const when = Object.entries(rule.when ?? {}).map(([path, pattern]) => `${path} matches ${typeof pattern === 'string' ? pattern : pattern.join(' | ')}`);
+  const when = Object.entries(rule.when ?? {}).map(([argument, condition]) => describeCondition(argument, condition));
   return `a policy rule (${rule.decision} ${tools}${when.length > 0 ? ` when ${when.join(' and ')}` : ''})`;
+}
+
+function describeCondition(argument: string, condition: ArgumentCondition): string {
+  if (typeof condition === 'string') return `${argument} matches ${condition}`;
+  if (Array.isArray(condition)) return `${argument} matches ${condition.join(' | ')}`;
+  const { matches, root } = condition as Exclude<ArgumentCondition, string | readonly string[]>;
+  return `${argument} matches ${typeof matches === 'string' ? matches : matches.join(' | ')}${root === undefined ? '' : ` under ${root}`}`;
 }

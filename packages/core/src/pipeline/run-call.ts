@@ -16,16 +16,20 @@ export async function runParsedCall(config: PipelineConfig, call: ParsedCall, te
   // Timed from the call's own start, not the turn's: waiting behind a barrier is not its duration.
   const startedAt = performance.now();
   let metadata: ResultMetadata | undefined;
+  // Waiting for a person is reported apart, so durations stay comparable between calls.
+  let approvalMs: number | undefined;
   let draft: DraftResult;
   try {
     draft = await walkStages(config, call, tenant, signal, (next) => {
       metadata = next;
+    }, (waited) => {
+      approvalMs = waited;
     });
   } catch (error) {
     // The one outer catch: anything unexpected is still a result.
     draft = draftFailure('TOOL_ERROR', `${call.name}: internal failure: ${sanitizeMessage(messageOf(error))}`);
   }
-  return finish(config, call, tenant, signal, draft, metadata, startedAt);
+  return finish(config, call, tenant, signal, draft, metadata, startedAt, approvalMs);
 }
 
 async function walkStages(
@@ -34,6 +38,7 @@ async function walkStages(
   tenant: string | undefined,
   signal: AbortSignal,
   keepMetadata: (metadata: ResultMetadata | undefined) => void,
+  keepApprovalMs: (waited: number) => void,
 ): Promise<DraftResult> {
   if (call.failure !== undefined) return draftFailure(call.failure.code, call.failure.message);
   const args = call.args as JsonObject;
@@ -43,7 +48,15 @@ async function walkStages(
   if (stopped) return stopped;
   stage(config, call, 'permission');
   let gate = permissionGate(config, call, args, tenant, signal);
-  if (gate instanceof Promise) gate = await gate;
+  if (gate instanceof Promise) {
+    // Only `ask` returns a promise: the time until it settles is the approver's.
+    const askedAt = performance.now();
+    try {
+      gate = await gate;
+    } finally {
+      keepApprovalMs(performance.now() - askedAt);
+    }
+  }
   if (!gate.allowed) return draftFailure(gate.code, gate.message);
 
   if ((stopped = beforeDispatch())) return stopped;
@@ -63,7 +76,7 @@ async function walkStages(
   return postProcess(call, args, outcome.value, config.limits);
 }
 
-function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal, draft: DraftResult, metadata: ResultMetadata | undefined, startedAt: number): ToolResult {
+function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, signal: AbortSignal, draft: DraftResult, metadata: ResultMetadata | undefined, startedAt: number, approvalMs: number | undefined): ToolResult {
   let content = draft.content;
   let error: { code: ResultCode; message: string } | undefined = draft.isError ? draft.error : undefined;
   const finalize = call.tool?.definition.finalizeContent;
@@ -80,12 +93,17 @@ function finish(config: PipelineConfig, call: ParsedCall, tenant: string | undef
     }
   }
   stage(config, call, 'result');
-  const durationMs = Math.round((performance.now() - startedAt) * 1000) / 1000;
+  const durationMs = roundMs(performance.now() - startedAt - (approvalMs ?? 0));
   const result: ToolResult = error === undefined && !draft.isError
     ? { callId: call.callId, name: call.name, content, durationMs, isError: false, value: draft.value }
     : { callId: call.callId, name: call.name, content, durationMs, isError: true, error: Object.freeze({ code: error!.code, message: error!.message }) };
+  if (approvalMs !== undefined) (result as { approvalMs?: number }).approvalMs = roundMs(approvalMs);
   if (metadata !== undefined) (result as { metadata?: ResultMetadata }).metadata = Object.freeze(metadata);
   return Object.freeze(result);
+}
+
+function roundMs(ms: number): number {
+  return Math.max(0, Math.round(ms * 1000) / 1000);
 }
 
 function stage(config: PipelineConfig, call: ParsedCall, name: PipelineStage): void {

@@ -9,7 +9,10 @@ interface ResultBase {
   readonly name: string;
   /** The text the model reads on its next turn. */
   readonly content: string;
+  /** The call's own time, in milliseconds, without time spent waiting for an approver. */
   readonly durationMs: number;
+  /** Milliseconds spent waiting for an approver's answer; present only when one was asked. */
+  readonly approvalMs?: number;
   readonly metadata?: ResultMetadata;
 }
 

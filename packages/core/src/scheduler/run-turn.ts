@@ -3,6 +3,7 @@
 // Results come back, and are committed to observers, in the model's call order.
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import { failureContent, type ToolResult } from '../result/tool-result.js';
+import { rejectDuplicateIds } from '../pipeline/duplicate-call-ids.js';
 import { parseCall } from '../pipeline/parse-call.js';
 import type { ParsedCall, PipelineConfig } from '../pipeline/pipeline-config.js';
 import { runParsedCall } from '../pipeline/run-call.js';
@@ -25,7 +26,7 @@ export interface SchedulerConfig extends PipelineConfig {
 export async function runTurn(config: SchedulerConfig, requests: readonly ToolCallRequest[], options: TurnOptions = {}): Promise<ToolResult[]> {
   const signal = options.signal ?? NEVER_ABORTED;
   const tenant = options.tenant;
-  const parsed = requests.map((request, index) => safeParse(config, request, index));
+  const parsed = rejectDuplicateIds(requests.map((request, index) => safeParse(config, request, index)));
   const results: (ToolResult | undefined)[] = new Array<ToolResult | undefined>(parsed.length);
   let committed = 0;
 

@@ -1,10 +1,22 @@
 // The operator's manifest, `airlock.plugin.json`. Every key is checked; unknown keys
 // are errors, and limits may be omitted but never exceed the host's caps.
+import { posix } from 'node:path';
 import { z } from 'zod';
 import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from './host-limits.js';
 
 const decision = z.enum(['allow', 'deny', 'ask'], { error: 'must be "allow", "deny" or "ask"' });
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
+
+// Globs and roots are matched against model-written paths: a control character in one is a mistake.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const glob = z.string().min(1, 'must be a non-empty glob').refine((text) => !INVISIBLE.test(text), 'must not contain control characters');
+const globs = z.union([glob, z.array(glob).min(1, 'must list at least one glob')], { error: 'must be a glob or a list of globs' });
+const root = z.string().refine(
+  (text) => text.startsWith('/') && posix.normalize(text) === text.replace(/(.)\/+$/, '$1') && !INVISIBLE.test(text) && !/[*?[\]{}()!+@\\]/.test(text),
+  'must be an absolute, normalized path (no "." or ".." segments, no glob characters)',
+);
+/** `"/etc/**"`, a list, or `{ "matches": ..., "root": "/srv/workspace" }` to resolve relative paths against a root. */
+const condition = z.union([globs, z.strictObject({ matches: globs, root: root.optional() })], { error: 'must be a glob, a list of globs, or { "matches": globs, "root": "/absolute/folder" }' });
 
 function limit(caps: PluginLimits, key: keyof PluginLimits, min: number) {
   return z
@@ -32,8 +44,8 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
       tools: z.record(toolName, decision).optional(),
       /** Argument-level rules for this plugin's tools, e.g. deny write_file when path matches /etc/**. */
       rules: z.array(z.strictObject({
-        tool: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-        when: z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)])).optional(),
+        tool: globs,
+        when: z.record(z.string().min(1, 'argument paths must not be empty'), condition).optional(),
         decision,
         reason: z.string().max(500).optional(),
       })).max(100).optional(),

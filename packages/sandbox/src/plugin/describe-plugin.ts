@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { PluginSpec } from '../isolate/protocol.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
+import { ruleMistakes } from './rule-mistakes.js';
 
 export interface PluginToolDescriptor {
   readonly name: string;
@@ -73,5 +74,6 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
   for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
     if (!names.has(name)) problems.push(`${where}: permissions.tools.${name} names no tool of this plugin`);
   }
+  problems.push(...ruleMistakes(manifest, tools).map((problem) => `${where}: ${problem}`));
   return tools;
 }

@@ -122,7 +122,8 @@ export function pluginPolicyRules(plugin: LoadedPlugin): PolicyRule[] {
   for (const rule of permissions?.rules ?? []) {
     // A manifest can only speak for its own plugin's tools.
     const matches = toolNameMatcher(rule.tool);
-    const scoped = names.filter(matches);
+    // One argument on purpose: filter also passes the index, which picomatch would read as an option.
+    const scoped = names.filter((name) => matches(name));
     if (scoped.length === 0) continue;
     rules.push({ tool: scoped, decision: rule.decision, ...(rule.when === undefined ? {} : { when: rule.when }), reason: rule.reason ?? `a rule in the ${plugin.name} plugin's manifest` });
   }

@@ -1,0 +1,137 @@
+// A rule means exactly what it says: a tool rule hits only the tools it names, and a path
+// rule cannot be stepped around with line terminators, control characters or `..`.
+import { describe, expect, it, vi } from 'vitest';
+import { createPolicy, toolNameMatcher, type PolicyRule, type ToolFailure } from '../src/index.js';
+import { globMatcher } from '../src/permission/path-condition.js';
+import { call, engine, tool } from './helpers.js';
+
+const TOOLS = ['alpha', 'beta', 'gamma', 'delta', 'fs_read', 'fs_write'];
+
+describe('tool-name rules', () => {
+  it.each([
+    ['beta', ['beta']],
+    ['delta', ['delta']],
+    ['fs_*', ['fs_read', 'fs_write']],
+    ['{alpha,gamma}', ['alpha', 'gamma']],
+    ['btea', []],
+  ])('toolNameMatcher(%j) passed straight to filter keeps only %j', (glob, kept) => {
+    expect(TOOLS.filter(toolNameMatcher(glob))).toEqual(kept);
+    expect(TOOLS.filter(toolNameMatcher([glob]))).toEqual(kept);
+  });
+
+  it('takes exactly one argument, and answers a boolean for anything', () => {
+    const matches = toolNameMatcher('beta');
+    expect(matches.length).toBe(1);
+    expect((matches as (name: unknown, extra: unknown) => unknown)('alpha', true)).toBe(false);
+    expect((matches as (name: unknown) => unknown)(undefined)).toBe(false);
+  });
+
+  it('a deny on one tool leaves the others alone, with several rules in play', () => {
+    const rules: PolicyRule[] = [
+      { tool: 'beta', decision: 'deny' },
+      { tool: 'fs_*', decision: 'ask' },
+      { tool: ['gamma', 'nonexistent'], decision: 'deny' },
+    ];
+    const policy = createPolicy({ default: 'allow', rules });
+    expect(TOOLS.map((name) => policy.decide(name, {}, undefined).decision)).toEqual(['allow', 'deny', 'deny', 'allow', 'ask', 'ask']);
+  });
+});
+
+describe('path rules', () => {
+  const denyEtc = { default: 'allow' as const, rules: [{ tool: 'write_file', when: { path: '/etc/**' }, decision: 'deny' as const, reason: 'no system files' }] };
+  const policy = createPolicy(denyEtc);
+  const decide = (path: string, p = policy) => p.decide('write_file', { path }, undefined);
+
+  // The issue's examples, then what an attacker tries next: other line terminators, C1
+  // controls (NEL, CSI), NUL, DEL, bidi overrides, zero-width and tag characters.
+  const hostile = [
+    '/etc/cron.d/job\n', '/etc/hosts\r', '/etc/profile.d/a\u2028.sh', '/etc/\n/passwd', '/tmp/../etc/ld.so.conf.d/x\n.conf',
+    '/etc/hosts\u2029', '/etc/hosts\u0085', '/etc/hosts\u0000', '/etc/hosts\u0000.png', '/etc/ho\u007fsts', '/etc/\u009b2Jhosts',
+    '/etc/\u202ehosts', '/etc/hosts\u200b', '/etc/\u{e0041}hosts', '\u2028/etc/hosts', '/tmp/ok\n/../../etc/hosts', 'notes/a\u001b]8;;x\u001b\\.md',
+  ];
+  it.each(hostile)('refuses %j: a value with a control character is denied with a clear reason', (path) => {
+    const verdict = decide(path);
+    expect(verdict.decision).toBe('deny');
+    expect(verdict.reason).toMatch(/argument "path" contains a control character \(\\(x[0-9a-f]{2}|u[0-9a-f]{4}|u\{[0-9a-f]{5}\}|n|r|t) at \d+\)/);
+  });
+
+  it('the refusal holds even for rules that would allow, and the reason shows no raw control character', () => {
+    const allowNotes = createPolicy({ default: 'deny', rules: [{ tool: 'write_file', when: { path: 'notes/**' }, decision: 'allow' }] });
+    const verdict = allowNotes.decide('write_file', { path: 'notes/a\u001b[2J.md' }, undefined);
+    expect(verdict.decision).toBe('deny');
+    expect(verdict.reason).toContain('\\x1b');
+    expect(verdict.reason).not.toMatch(/\p{Cc}/u);
+  });
+
+  it.each(['/etc/cron.d/job\n', '/etc/hosts\r', '/etc/profile.d/a\u2028.sh', '/etc/\n/passwd', '/etc/ld.so.conf.d/x\n.conf', '/etc/x\u2029', '/etc/x\u0085'])(
+    'the glob itself does not stop at a line terminator: /etc/** matches %j',
+    (path) => {
+      expect(globMatcher(['/etc/**'])(path)).toBe(true);
+    },
+  );
+
+  it.each(['/etc/hosts', '/etc', '//etc/passwd', '/tmp/../etc/hosts', '/etc/./shadow', '/var/../../etc/hosts'])('denies %j by the rule', (path) => {
+    expect(decide(path)).toEqual({ decision: 'deny', reason: 'no system files' });
+  });
+
+  it.each(['/tmp/notes.txt', '/etcetera/x', 'notes/todo.md', 'notes/./a/../b.md', 'caf\u00e9/menu.md', '\u65e5\u672c/a.md'])('allows %j', (path) => {
+    expect(decide(path).decision).toBe('allow');
+  });
+
+  it('without a root, a relative path that climbs above its start is refused: nothing says where it lands', () => {
+    const verdict = decide('notes/../../../../etc/hosts');
+    expect(verdict.decision).toBe('deny');
+    expect(verdict.reason).toContain('climbs above its starting folder, and the rule names no root');
+  });
+
+  describe('with a root', () => {
+    const rooted = createPolicy({ default: 'allow', rules: [{ tool: 'write_file', when: { path: { matches: ['/etc/**', 'secrets/**'], root: '/srv/workspace' } }, decision: 'deny', reason: 'off limits' }] });
+
+    it.each([
+      ['notes/../../../../etc/hosts', 'climbs out of its root /srv/workspace'],
+      ['../workspace2/x', 'climbs out of its root /srv/workspace'],
+      ['..', 'climbs out of its root /srv/workspace'],
+    ])('refuses %j: %s', (path, reason) => {
+      const verdict = decide(path, rooted);
+      expect(verdict.decision).toBe('deny');
+      expect(verdict.reason).toContain(reason);
+    });
+
+    it.each(['secrets/key', 'notes/../secrets/key', './secrets/x', '/srv/workspace/secrets/key', '/etc/hosts', '/srv/workspace/../../etc/hosts'])('resolves %j, then the rule denies it', (path) => {
+      expect(decide(path, rooted)).toEqual({ decision: 'deny', reason: 'off limits' });
+    });
+
+    it.each(['notes/todo.md', 'notes/../todo.md', '.', '/srv/workspace/notes/a.md', '/tmp/secrets/x'])('allows %j', (path) => {
+      expect(decide(path, rooted).decision).toBe('allow');
+    });
+
+    it('an allow-list rule sees the resolved path', () => {
+      const allowOnly = createPolicy({ default: 'deny', rules: [{ tool: 'write_file', when: { path: { matches: 'notes/**', root: '/srv/ws' } }, decision: 'allow' }] });
+      expect(decide('notes/a.md', allowOnly).decision).toBe('allow');
+      expect(decide('/srv/ws/notes/a.md', allowOnly).decision).toBe('allow');
+      expect(decide('notes/../x.md', allowOnly).decision).toBe('deny');
+      expect(decide('/notes/a.md', allowOnly).decision).toBe('deny');
+    });
+  });
+
+  it.each([
+    [{ path: { matches: '/etc/**', root: 'relative/dir' } }, 'policy.rules[0].when.path.root must be an absolute, normalized path'],
+    [{ path: { matches: '/etc/**', root: '/srv/../etc' } }, 'policy.rules[0].when.path.root must be an absolute, normalized path'],
+    [{ path: { matches: '/etc/**', root: '/srv/*' } }, 'policy.rules[0].when.path.root must be an absolute, normalized path'],
+    [{ path: { root: '/srv' } }, 'policy.rules[0].when.path.matches must be a non-empty glob'],
+    [{ path: { matches: '/etc/**', base: '/srv' } }, 'policy.rules[0].when.path.base is not a condition key'],
+    [{ path: '' }, 'policy.rules[0].when.path must be a non-empty glob'],
+    [{ path: '/etc/\n' }, 'policy.rules[0].when.path must not contain control characters'],
+    [{ path: 42 }, 'policy.rules[0].when.path must be a non-empty glob'],
+  ])('a bad condition %j is an error naming its path', (when, message) => {
+    expect(() => createPolicy({ default: 'allow', rules: [{ tool: 'write_file', when, decision: 'deny' } as unknown as PolicyRule] })).toThrow(message);
+  });
+
+  it('through the engine: a refused path never reaches the tool body', async () => {
+    const body = vi.fn(() => null);
+    const e = engine([tool('write_file', { execute: body })], { policy: denyEtc });
+    const results = await e.run(hostile.map((path, index) => call('write_file', { path }, `c${index}`)));
+    for (const result of results) expect((result as ToolFailure).error.code).toBe('PERMISSION_DENIED');
+    expect(body).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,67 @@
+// What a card shows is what the text says: every control, bidi and invisible character
+// becomes a visible escape, through one function, in every card core builds or passes on.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { defineTool, escapeControls, genericCallCard, genericResultCard, type ToolResult } from '../src/index.js';
+import { engine } from './helpers.js';
+
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|[\ud800-\udfff]/u;
+
+describe('escapeControls', () => {
+  it.each([
+    ['\u001b[2J', '\\x1b[2J'],
+    ['\u009b31m', '\\x9b31m'],
+    ['a\rb\nc\td', 'a\\rb\\nc\\td'],
+    ['\u0000\u007f\u0085', '\\x00\\x7f\\x85'],
+    ['\u202egnp.exe', '\\u202egnp.exe'],
+    ['\u2066x\u2069\u200f\u061c', '\\u2066x\\u2069\\u200f\\u061c'],
+    ['a\u2028b\u2029', 'a\\u2028b\\u2029'],
+    ['\u200b\ufeff\u00ad', '\\u200b\\ufeff\\xad'],
+    ['\u{e0041}\u{e007f}', '\\u{e0041}\\u{e007f}'],
+    ['\ud800 lone', '\\ud800 lone'],
+    ['\u001b]8;;https://evil.example\u001b\\click\u001b]8;;\u001b\\', '\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\'],
+    ['\u001b]0;title\u0007', '\\x1b]0;title\\x07'],
+    ['\u009d8;;x\u009c', '\\x9d8;;x\\x9c'],
+    ['caf\u00e9 \u65e5\u672c \u{1f600} /etc/hosts', 'caf\u00e9 \u65e5\u672c \u{1f600} /etc/hosts'],
+  ])('%j becomes %j', (raw, shown) => {
+    expect(escapeControls(raw)).toBe(shown);
+  });
+
+  it('leaves nothing invisible, is idempotent, and keeps visible text as it is', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => {
+      const shown = escapeControls(text);
+      expect(shown).not.toMatch(INVISIBLE);
+      expect(escapeControls(shown)).toBe(shown);
+      if (!INVISIBLE.test(text)) expect(shown).toBe(text);
+    }), { numRuns: 2000 });
+  });
+});
+
+describe('cards', () => {
+  const hostile = '\u001b[2J\u001b[H\r✓ ok\u202e\u0085';
+  const failed: ToolResult = { callId: 'c', name: `x${hostile}`, content: hostile, durationMs: 1, isError: true, error: { code: 'TOOL_ERROR', message: hostile } };
+
+  it('generic cards escape names, labels, values and bodies', () => {
+    const cards = [genericCallCard(`n${hostile}`, { [`k${hostile}`]: hostile, nested: { v: hostile } }), genericResultCard(failed), genericResultCard({ ...failed, isError: false, value: null } as unknown as ToolResult)];
+    expect(cards[1]!.body).toBe('\\x1b[2J\\x1b[H\\r✓ ok\\u202e\\x85');
+    for (const card of cards) expect(JSON.stringify(card)).not.toMatch(INVISIBLE);
+  });
+
+  it('a tool\'s own cards are escaped too, and a malformed one becomes text', async () => {
+    const own = defineTool({
+      name: 'own',
+      description: 'own cards',
+      parameters: { type: 'object' },
+      execute: () => null,
+      presentCall: () => ({ title: hostile, body: hostile, fields: [{ label: hostile, value: hostile }] }),
+      presentResult: () => ({ title: 42, fields: 'nope' }) as never,
+    });
+    const e = engine([own]);
+    const [result] = await e.run([{ id: 'c', name: 'own', arguments: '{}' }]);
+    const call = e.presentCall('own', {});
+    expect(JSON.stringify(call)).not.toMatch(INVISIBLE);
+    expect(call.title).toContain('\\x1b[2J');
+    expect(e.presentResult({}, result!)).toEqual({ title: '42' });
+    expect(JSON.stringify(e.presentCall(`unknown${hostile}`, undefined))).not.toMatch(INVISIBLE);
+  });
+});

@@ -1,0 +1,52 @@
+// Permission rules that cannot do what the operator wrote: a tool pattern that matches no
+// tool of the plugin (a typo, a renamed tool), or a `when` argument that none of the rule's
+// tools declares (so the condition never holds and a deny protects nothing).
+import { toolNameMatcher, type JsonSchema } from '@airlock/core';
+import type { PluginManifest } from '../manifest/manifest-schema.js';
+
+interface ToolShape {
+  readonly name: string;
+  readonly parameters: JsonSchema;
+}
+
+// Where these appear, what a schema accepts is not a plain list of properties: no verdict.
+const COMPOSED = ['allOf', 'anyOf', 'oneOf', '$ref', '$dynamicRef', 'if', 'not', 'patternProperties', 'dependentSchemas', 'unevaluatedProperties'];
+
+/** Whether the schema surely has no argument at this dotted path (false when it cannot tell). */
+function surelyUndeclared(schema: unknown, dottedPath: string): boolean {
+  let current = schema;
+  for (const segment of dottedPath.split('.')) {
+    if (typeof current !== 'object' || current === null || Array.isArray(current)) return false;
+    const node = current as Record<string, unknown>;
+    if (COMPOSED.some((key) => Object.prototype.hasOwnProperty.call(node, key))) return false;
+    const properties = node.properties;
+    if (typeof properties !== 'object' || properties === null) return false;
+    if (!Object.prototype.hasOwnProperty.call(properties, segment)) return true;
+    current = (properties as Record<string, unknown>)[segment];
+  }
+  return false;
+}
+
+export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape[]): string[] {
+  if (tools.length === 0) return [];
+  const names = tools.map((tool) => tool.name);
+  const listed = names.length > 20 ? `${names.slice(0, 20).join(', ')}, …` : names.join(', ');
+  const problems: string[] = [];
+  (manifest.permissions?.rules ?? []).forEach((rule, index) => {
+    const patterns = typeof rule.tool === 'string' ? [rule.tool] : rule.tool;
+    const scoped = new Set<ToolShape>();
+    for (const pattern of patterns) {
+      const matches = toolNameMatcher(pattern);
+      const hit = tools.filter((tool) => matches(tool.name));
+      if (hit.length === 0) problems.push(`permissions.rules.${index}.tool "${pattern}" matches no tool of this plugin (its tools: ${listed})`);
+      for (const tool of hit) scoped.add(tool);
+    }
+    if (scoped.size === 0) return;
+    for (const argument of Object.keys(rule.when ?? {})) {
+      if ([...scoped].every((tool) => surelyUndeclared(tool.parameters, argument))) {
+        problems.push(`permissions.rules.${index}.when.${argument} names no argument declared by ${[...scoped].map((tool) => tool.name).join(', ')}, so the rule can never apply`);
+      }
+    }
+  });
+  return problems;
+}
