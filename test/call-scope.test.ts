@@ -192,3 +192,20 @@ describe('the bridge and the verdicts', () => {
     expect(code(await setup.call('benign', 'attacker'))).toBe('PERMISSION_DENIED');
   });
 });
+
+describe('the worker backstop', () => {
+  it.each(['process', 'in-process'] as const)('a worker that stops answering is replaced, its call answered TIMEOUT, and the next call served (%s mode)', async (mode) => {
+    const setup = await open([{ fixture: 'hostile/stray-rejection.js', manifest: { limits: { memoryMb: 16, timeoutMs: 300, cpuMs: 200 } } }], {
+      mode,
+      faults: ({ callId }) => (callId === 'hang-1' ? 'hang-worker' : undefined),
+    });
+    expect(await setup.call('benign', 'victim', 'warm-up', { text: 'x' })).toMatchObject({ isError: false });
+    const processes = setup.sandbox.processIds();
+    const result = await setup.call('benign', 'attacker', 'hang-1', { text: 'x' });
+    expect(code(result)).toBe('TIMEOUT');
+    expect((result as ToolFailure).error.message).toContain('stopped answering');
+    expect(await setup.call('benign', 'victim', 'after', { text: 'served' })).toMatchObject({ isError: false, value: { echoed: 'served' } });
+    // A process that holds a stuck thread takes no new calls: the next one ran in a fresh child.
+    if (mode === 'process') expect(setup.sandbox.processIds()).not.toEqual(processes);
+  });
+});

@@ -140,6 +140,7 @@ export class ChildProcessHost implements SandboxHost {
   #retire(child: Child): void {
     child.retired = true;
     if (this.#current === child) this.#current = undefined;
+    if (child.pending.size === 0) child.process.kill('SIGKILL');
   }
 
   /** Polls the child's resident memory: the OS-level ceiling no plugin can negotiate. */
