@@ -8,7 +8,7 @@ import { LiveCall } from '../src/isolate/live-call.js';
 
 interface FakeRealm {
   isolate: { isDisposed: boolean };
-  entry: { apply: ReturnType<typeof vi.fn> };
+  entry: { apply: ReturnType<typeof vi.fn<(...args: unknown[]) => Promise<unknown>>> };
 }
 
 function fakeRealm(): FakeRealm {
@@ -19,10 +19,9 @@ function liveCall(realm: FakeRealm, capabilities = vi.fn(async () => '"answer"')
   return new LiveCall({
     token: 'token-1',
     isolate: realm.isolate as unknown as ivm.Isolate,
-    entry: realm.entry as unknown as ivm.Reference,
     granted: new Set(['kv.get']),
     capabilities,
-    timeout: () => ({ timeout: 1000 }),
+    start: (args) => realm.entry.apply(undefined, args) as Promise<unknown>,
   });
 }
 
@@ -34,9 +33,9 @@ describe('CallRegistry', () => {
     const handlerOfA = vi.fn(async () => '"a"');
     const handlerOfB = vi.fn(async () => '"b"');
     const realm = fakeRealm();
-    const a = registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, entry: realm.entry as unknown as ivm.Reference, granted: new Set(['kv.get']), capabilities: handlerOfA, timeout: () => ({ timeout: 1000 }) });
+    const a = registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, granted: new Set(['kv.get']), capabilities: handlerOfA, start: () => Promise.resolve() });
     registry.close(a);
-    registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, entry: realm.entry as unknown as ivm.Reference, granted: new Set(['kv.get']), capabilities: handlerOfB, timeout: () => ({ timeout: 1000 }) });
+    registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, granted: new Set(['kv.get']), capabilities: handlerOfB, start: () => Promise.resolve() });
     const receive = registry.reference.deref() as (...args: unknown[]) => void;
     receive('capability', a.token, 1, 'kv.get', '{}');
     receive('capability', 'not-a-token', 2, 'kv.get', '{}');
@@ -48,7 +47,7 @@ describe('CallRegistry', () => {
   it('tokens are unguessable and unique per call', () => {
     const registry = new CallRegistry();
     const realm = fakeRealm();
-    const options = { isolate: realm.isolate as unknown as ivm.Isolate, entry: realm.entry as unknown as ivm.Reference, granted: new Set<string>(), capabilities: undefined, timeout: () => ({ timeout: 1 }) };
+    const options = { isolate: realm.isolate as unknown as ivm.Isolate, granted: new Set<string>(), capabilities: undefined, start: () => Promise.resolve() };
     const tokens = new Set(Array.from({ length: 100 }, () => registry.open(options).token));
     expect(tokens.size).toBe(100);
     for (const token of tokens) expect(token).toMatch(/^[0-9a-f]{32}$/);
@@ -63,7 +62,7 @@ describe('LiveCall', () => {
     call.request(1, 'kv.get', '{"key":"k"}');
     await flush();
     expect(handler).toHaveBeenCalledWith('kv.get', '{"key":"k"}');
-    expect(realm.entry.apply).toHaveBeenCalledWith(undefined, [undefined, 'deliver', 1, true, '"answer"'], { timeout: 1000 });
+    expect(realm.entry.apply).toHaveBeenCalledWith(undefined, [undefined, 'deliver', 1, true, '"answer"']);
   });
 
   it('refuses a request made after the realm reported', async () => {

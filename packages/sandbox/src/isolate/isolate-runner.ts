@@ -10,6 +10,7 @@ import { failureCode } from './failure-code.js';
 import { disposeQuietly, IsolateSlots, type IsolateSlot } from './isolate-slots.js';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxFailureCode, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
 import { buildRealm, compileBootstrap, evaluateRealm, PluginLoadFailure, releaseRealm, type Realm } from './realm.js';
+import { runTask } from './run-task.js';
 import { Watchdog } from './watchdog.js';
 
 /** Classifiers run under a tight budget: anything slower just means exclusive. */
@@ -28,8 +29,8 @@ interface BodyResult {
   readonly reusable: boolean;
 }
 
-/** A task's work in its realm; `timeout` is the wall time left, for isolated-vm to stop a runaway task at the deadline. */
-type Body = (realm: Realm & { namespace: ivm.Reference }, isolate: ivm.Isolate, timeout: () => { timeout: number }, atEnd: (cleanup: () => void) => void) => Promise<BodyResult>;
+/** A task's work in its realm; `start` begins a task there under the watchdog. */
+type Body = (realm: Realm & { namespace: ivm.Reference }, isolate: ivm.Isolate, start: (args: readonly unknown[]) => Promise<unknown>, atEnd: (cleanup: () => void) => void) => Promise<BodyResult>;
 
 export class IsolateRunner {
   readonly #slots = new IsolateSlots();
@@ -48,19 +49,19 @@ export class IsolateRunner {
       case 'describe': {
         // Describing loads the module in a throwaway isolate: no tenant's isolate is touched.
         const budget = { cpuMs: Math.min(task.plugin.limits.cpuMs * 2, DESCRIBE_BUDGET_CAP.cpuMs), timeoutMs: Math.min(task.plugin.limits.timeoutMs, DESCRIBE_BUDGET_CAP.timeoutMs) };
-        return this.#inRealm(task.plugin, undefined, budget, 0, (realm, _isolate, timeout) => this.#sync(realm, [realm.namespace.derefInto(), 'describe'], timeout()));
+        return this.#inRealm(task.plugin, undefined, budget, 0, (realm, isolate, start) => this.#sync(isolate, start([realm.namespace.derefInto(), 'describe'])));
       }
       case 'classify': {
         const callsJson = JSON.stringify(task.calls);
-        return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm, _isolate, timeout) => this.#sync(realm, [realm.namespace.derefInto(), 'classify', callsJson], timeout()));
+        return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm, isolate, start) => this.#sync(isolate, start([realm.namespace.derefInto(), 'classify', callsJson])));
       }
       case 'call':
-        return this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, timeout, atEnd) => {
-          const call = this.#calls.open({ isolate, entry: realm.entry, granted: new Set(task.plugin.capabilities), capabilities, timeout });
+        return this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, start, atEnd) => {
+          const call = this.#calls.open({ isolate, granted: new Set(task.plugin.capabilities), capabilities, start });
           // Closed however the task ends (a kill included): from then on its requests find nothing.
           atEnd(() => this.#calls.close(call));
           const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
-          call.track(realm.entry.apply(undefined, [realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context], timeout()));
+          call.track(start([realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
           const report = await call.finished;
           return {
             outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),
@@ -73,8 +74,15 @@ export class IsolateRunner {
   }
 
   /** Describe and classify return their answer from the task itself. */
-  async #sync(realm: Realm, args: unknown[], options: { timeout: number }): Promise<BodyResult> {
-    const text: unknown = await realm.entry.apply(undefined, args, options);
+  async #sync(isolate: ivm.Isolate, task: Promise<unknown>): Promise<BodyResult> {
+    let text: unknown;
+    try {
+      text = await task;
+    } catch (error) {
+      if (isolate.isDisposed) throw error;
+      // isolated-vm reports a rejection the plugin left unhandled through the task, instead of the answer.
+      return { outcome: (usage) => ({ ok: false, code: 'TOOL_ERROR', message: 'the plugin left a promise rejected while answering', usage }), bytesOut: 0, reusable: false };
+    }
     return { outcome: (usage) => decodeEnvelope(text, usage), bytesOut: typeof text === 'string' ? text.length : 0, reusable: true };
   }
 
@@ -102,8 +110,8 @@ export class IsolateRunner {
         return { ok: false, code, message, usage: usageOf(watchdog, bytesIn, 0) };
       }
       const ready = realm as Realm & { namespace: ivm.Reference };
-      const timeout = (): { timeout: number } => ({ timeout: watchdog.taskTimeoutMs(budget.timeoutMs) });
-      const result = await Promise.race([body(ready, isolate, timeout, (cleanup) => cleanups.push(cleanup)), watchdog.expired]);
+      const start = (args: readonly unknown[]): Promise<unknown> => runTask(ready.entry, args, isolate, watchdog);
+      const result = await Promise.race([body(ready, isolate, start, (cleanup) => cleanups.push(cleanup)), watchdog.expired]);
       healthy = !isolate.isDisposed;
       reusable = result.reusable;
       return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));

@@ -19,11 +19,10 @@ export interface CallReport {
 export interface LiveCallOptions {
   readonly token: string;
   readonly isolate: ivm.Isolate;
-  readonly entry: ivm.Reference;
   readonly granted: ReadonlySet<string>;
   readonly capabilities: CapabilityHandler | undefined;
-  /** Options for each task started in the isolate: the wall time the call has left. */
-  readonly timeout: () => { readonly timeout: number };
+  /** Starts a task in the call's realm (arguments for the bootstrap's entry), under the call's watch. */
+  readonly start: (args: readonly unknown[]) => Promise<unknown>;
 }
 
 export class LiveCall {
@@ -62,8 +61,8 @@ export class LiveCall {
   /**
    * Follows a task the host started in this call's isolate. A rejection counts only when the
    * isolate is gone (killed or out of memory); otherwise it is a promise the plugin left
-   * rejected, which isolated-vm reports through the task, and the call goes on (a task its
-   * timeout stopped at the deadline is the watchdog's to judge).
+   * rejected, which isolated-vm reports through the task, and the call goes on (a task
+   * stopped at its timeout is the watchdog's to judge, and rejects once it killed).
    */
   track(task: Promise<unknown>): void {
     this.#tasks += 1;
@@ -119,7 +118,7 @@ export class LiveCall {
   #deliver(id: number, ok: boolean, payload: string): void {
     if (!this.#open || this.#options.isolate.isDisposed) return;
     // Host errors never cross: the realm builds its own generic error from this code.
-    this.track(this.#options.entry.apply(undefined, [undefined, 'deliver', id, ok, payload], this.#options.timeout()));
+    this.track(this.#options.start([undefined, 'deliver', id, ok, payload]));
   }
 
   #maybeFinish(): void {

@@ -1,27 +1,32 @@
 // Host-side limits for one isolate task: CPU time (polled from isolate.cpuTime), the wall
-// clock, and the heap at the deadline. Each kills the isolate; no cooperation from plugin
-// code is needed.
+// clock, and the heap when either runs out. Each kills the isolate; no cooperation from
+// plugin code is needed.
+//
+// Every task the host starts in the isolate also carries isolated-vm's own `timeout`, set
+// to end when the call's CPU allowance or (a little before) its deadline does, whichever
+// is first. A task stopped that way leaves the isolate idle, so before the verdict the
+// host can read its heap: a heap at its ceiling means garbage collection ate the budget,
+// and the answer is MEMORY_LIMIT, not CPU_LIMIT or TIMEOUT.
 import type ivm from 'isolated-vm';
 import type { KillReason } from './failure-code.js';
 
-/**
- * How long the wall-clock verdict waits for the isolate's heap figures before it gives up on
- * them. A spinning task stops at once; only one caught in garbage collection takes longer.
- */
+/** How long a verdict waits for the heap figures of an isolate still busy (a task stopped mid garbage collection). */
 const HEAP_CHECK_GRACE_MS = 100;
-/**
- * isolated-vm stops a running task this long before the deadline, so that at the deadline
- * the isolate is idle and can answer for its heap (stopping a task in the middle of a
- * garbage collection takes a while).
- */
+/** A task is stopped this long before the deadline, so the isolate is idle when the verdict is made. */
 const TASK_STOP_LEAD_MS = 25;
-/** A heap this full at the deadline means the time went to garbage collection at the ceiling. */
+/** Committed heap at this share of the limit or more: the heap was at its ceiling. */
 const HEAP_CEILING_SHARE = 0.8;
+
+export interface Budget {
+  readonly cpuMs: number;
+  readonly timeoutMs: number;
+}
 
 export class Watchdog {
   killedFor: KillReason | undefined;
   readonly expired: Promise<never>;
   readonly #isolate: ivm.Isolate;
+  readonly #budget: Budget;
   readonly #memoryLimitBytes: number;
   readonly #cpuStart: bigint;
   readonly #rssStart = process.memoryUsage.rss();
@@ -29,10 +34,13 @@ export class Watchdog {
   readonly #poll: ReturnType<typeof setInterval>;
   readonly #deadline: ReturnType<typeof setTimeout>;
   #grace: ReturnType<typeof setTimeout> | undefined;
+  #judging = false;
+  #stopped = false;
   #expire!: (reason: Error) => void;
 
-  constructor(isolate: ivm.Isolate, budget: { readonly cpuMs: number; readonly timeoutMs: number }, memoryMb: number) {
+  constructor(isolate: ivm.Isolate, budget: Budget, memoryMb: number) {
     this.#isolate = isolate;
+    this.#budget = budget;
     this.#memoryLimitBytes = memoryMb * 1024 * 1024;
     this.#cpuStart = isolate.cpuTime;
     this.expired = new Promise<never>((_, reject) => {
@@ -42,46 +50,45 @@ export class Watchdog {
     const budgetNs = BigInt(Math.round(budget.cpuMs * 1e6));
     this.#poll = setInterval(() => {
       if (isolate.isDisposed) return;
-      // Garbage collection at the heap's ceiling burns CPU too: then memory is the true verdict.
-      if (isolate.cpuTime - this.#cpuStart > budgetNs) this.kill(this.#processGrewToCeiling() ? 'memory' : 'cpu');
+      if (isolate.cpuTime - this.#cpuStart > budgetNs) this.judge('cpu');
     }, Math.min(25, Math.max(2, Math.floor(budget.cpuMs / 4))));
-    this.#deadline = setTimeout(() => this.#atDeadline(), budget.timeoutMs);
+    this.#deadline = setTimeout(() => this.judge('wall'), budget.timeoutMs);
   }
 
-  /** The timeout isolated-vm puts on each task: it stops a runaway task just before the deadline. */
-  taskTimeoutMs(timeoutMs: number): number {
-    const lead = Math.min(TASK_STOP_LEAD_MS, timeoutMs / 20);
-    return Math.max(1, Math.ceil(timeoutMs - lead - this.wallMs()));
+  /** The `timeout` for the next task in the isolate: the CPU allowance left, or the wall time left less a lead. */
+  taskTimeoutMs(): number {
+    const wallLeft = this.#budget.timeoutMs - this.#lead() - this.wallMs();
+    const cpuLeft = this.#budget.cpuMs - Math.max(0, this.cpuMs());
+    return Math.max(1, Math.ceil(Math.min(wallLeft, cpuLeft)));
   }
 
-  /**
-   * At the deadline, a task that was allocating has been stopped by its own timeout and the
-   * isolate is idle, so its heap figures arrive at once; one still busy gets a short grace.
-   * A heap at its ceiling means memory, not slowness, ended the call.
-   */
-  #atDeadline(): void {
-    if (this.killedFor !== undefined) return;
+  /** isolated-vm stopped a task at the timeout this watchdog gave it: the budget it stood for is spent. */
+  taskStopped(): void {
+    this.judge(this.wallMs() >= this.#budget.timeoutMs - this.#lead() - 1 ? 'wall' : 'cpu');
+  }
+
+  /** Decides between `reason` and memory, then kills. Waits briefly for the heap figures, never long. */
+  judge(reason: 'cpu' | 'wall'): void {
+    if (this.killedFor !== undefined || this.#judging) return;
     // isolated-vm disposes an isolate on its own only at its heap limit.
     if (this.#isolate.isDisposed) return this.kill('memory');
+    this.#judging = true;
     let settled = false;
-    const decide = (reason: KillReason): void => {
-      if (settled) return;
+    const decide = (memory: boolean): void => {
+      if (settled || this.#stopped) return;
       settled = true;
       if (this.#grace !== undefined) clearTimeout(this.#grace);
-      this.kill(reason);
+      this.kill(memory ? 'memory' : reason);
     };
-    // Still busy: a builtin that ignores termination. The process's own growth is then the best witness.
-    this.#grace = setTimeout(() => decide(this.#processGrewToCeiling() ? 'memory' : 'wall'), HEAP_CHECK_GRACE_MS);
+    // Still busy after the grace: a builtin that ignores termination, or a collection that
+    // will not end. The heap cannot answer; this process growing by the isolate's whole
+    // limit during the task is then the witness.
+    this.#grace = setTimeout(() => decide(process.memoryUsage.rss() - this.#rssStart >= this.#memoryLimitBytes), HEAP_CHECK_GRACE_MS);
     this.#isolate.getHeapStatistics().then(
       // Committed heap, not used: stopping the task already collected what it held.
-      (heap) => decide(heap.total_heap_size + heap.externally_allocated_size >= HEAP_CEILING_SHARE * this.#memoryLimitBytes || this.#processGrewToCeiling() ? 'memory' : 'wall'),
-      () => decide('wall'),
+      (heap) => decide(heap.total_heap_size + heap.externally_allocated_size >= HEAP_CEILING_SHARE * this.#memoryLimitBytes),
+      () => decide(false),
     );
-  }
-
-  /** Resident memory this process gained during the task: another witness when the heap cannot answer. */
-  #processGrewToCeiling(): boolean {
-    return process.memoryUsage.rss() - this.#rssStart >= HEAP_CEILING_SHARE * this.#memoryLimitBytes;
   }
 
   kill(reason: KillReason): void {
@@ -112,8 +119,13 @@ export class Watchdog {
   }
 
   stop(): void {
+    this.#stopped = true;
     clearInterval(this.#poll);
     clearTimeout(this.#deadline);
     if (this.#grace !== undefined) clearTimeout(this.#grace);
+  }
+
+  #lead(): number {
+    return Math.min(TASK_STOP_LEAD_MS, this.#budget.timeoutMs / 20);
   }
 }
