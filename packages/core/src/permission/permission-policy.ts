@@ -104,5 +104,5 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
 function describeRule(rule: PolicyRule): string {
   const tools = typeof rule.tool === 'string' ? rule.tool : rule.tool.join(', ');
   const when = Object.entries(rule.when ?? {}).map(([path, pattern]) => `${path} matches ${typeof pattern === 'string' ? pattern : pattern.join(' | ')}`);
-  return `a policy rule (${rule.decision} ${tools}${when.length > 0 ? ` when ${when.join(' and ')}` : ''})`;
+  return `the policy rule "${rule.decision} ${tools}${when.length > 0 ? ` when ${when.join(' and ')}` : ''}"`;
 }
