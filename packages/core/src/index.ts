@@ -65,3 +65,4 @@ export type { Engine, EngineOptions } from './engine.js';
 export { genericCallCard, genericResultCard } from './present/generic-cards.js';
 export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess } from './result/tool-result.js';
 export { sanitizeMessage } from './util/sanitize-message.js';
+export { closestName, didYouMean } from './util/did-you-mean.js';
