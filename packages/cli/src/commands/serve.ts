@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { mcpServerEntry } from '../support/bin-path.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { openSandbox } from '../support/open-engine.js';
@@ -33,7 +34,7 @@ Options:
 ends as APPROVAL_UNAVAILABLE.
 
 Example (an MCP client's configuration):
-  { "mcpServers": { "airlock": { "command": "npx", "args": ["airlock", "serve", "--plugins", "/path/to/plugins"] } } }`;
+  { "mcpServers": { "airlock": ${mcpServerEntry(['serve', '--plugins', '/path/to/plugins'])} } }`;
 
 function log(line: string): void {
   process.stderr.write(`airlock serve: ${line}\n`);
