@@ -13,6 +13,7 @@ import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { openSandbox } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
+import { plural } from '../support/plural.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const SERVE_HELP = `Usage: airlock serve --plugins <dir>... [options]
@@ -70,7 +71,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     log,
   });
   const tools = sandbox.tools().map((tool) => tool.name);
-  log(`${tools.length} tools from ${sandbox.plugins().length} plugins: ${tools.join(', ')}`);
+  log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}`);
 
   if (port === undefined) await serveStdio(sandbox, session);
   else await serveHttp(sandbox, session, port);
