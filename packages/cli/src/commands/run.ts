@@ -21,8 +21,9 @@ export const RUN_HELP = `Usage: airlock run [transcript|-] --plugins <dir>... [o
 Executes the tool calls of a model message (OpenAI "tool_calls", Anthropic "tool_use",
 OpenAI Responses "function_call" or Gemini "functionCall", detected automatically) and
 prints the tool messages in the same provider format. The input may be one message, an
-array of messages, or { "messages": [...] }; the last assistant message runs.
-With no arguments at all, runs the bundled example.
+array of messages or of Responses items, one "function_call" item, { "messages": [...] },
+or a raw API response ({ "choices" }, { "output" }, { "candidates" }); the last
+assistant turn runs. With no arguments at all, runs the bundled example.
 
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
@@ -35,7 +36,9 @@ Options:
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
   -h, --help          show this help
 
-Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input.
+Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input,
+130 interrupted: Ctrl-C cancels the running calls, then every result is printed.
+On a terminal, stderr shows each running call with its elapsed time.
 On a terminal without --approve, you are asked; otherwise "ask" ends as APPROVAL_UNAVAILABLE.
 
 Examples:
