@@ -21,6 +21,7 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 
 /** Names and ids come from the model's message: no control character reaches the terminal. */
 function printable(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }

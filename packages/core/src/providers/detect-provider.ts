@@ -53,7 +53,7 @@ function fromList(list: readonly unknown[], where: string): DetectedMessage {
   const lastAssistant = list.findLast(isAssistant);
   if (lastAssistant === undefined) throw notToolCalls(`${where} has no assistant message (role "assistant" or "model")`, true);
   const provider = detectOne(lastAssistant);
-  if (provider === undefined) throw notToolCalls(`the last assistant message in ${where} has no tool calls`);
+  if (provider === undefined) throw notToolCalls('the last assistant message has no tool calls');
   return { provider, message: lastAssistant };
 }
 
