@@ -7,6 +7,7 @@ import { RUN_HELP, runCommand } from './commands/run.js';
 import { SCHEMAS_HELP, schemasCommand } from './commands/schemas.js';
 import { SERVE_HELP, serveCommand } from './commands/serve.js';
 import { documentedOptions, UnknownOptionError } from './support/parse-command-args.js';
+import { printableLine } from './support/printable.js';
 import { UsageError } from './support/usage-error.js';
 
 const COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<number>>> = {
@@ -78,7 +79,8 @@ export async function main(argv: string[]): Promise<number> {
     const error = caught instanceof UnknownOptionError && HELP[caught.command] !== undefined ? caught.suggesting(documentedOptions(await HELP[caught.command]!())) : caught;
     if (process.env.AIRLOCK_DEBUG === '1') process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`airlock: ${error instanceof UsageError ? message : `unexpected failure: ${message}`}\n`);
+    // One line, whatever the message quotes (a plugin's error, a path): no escape sequences either.
+    process.stderr.write(`airlock: ${printableLine(error instanceof UsageError ? message : `unexpected failure: ${message}`)}\n`);
     return 2;
   }
 }

@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { withUsage } from '../support/parse-command-args.js';
+import { printableLine } from '../support/printable.js';
 import { stylist, useColor } from '../support/style.js';
 import { UsageError } from '../support/usage-error.js';
 
@@ -59,10 +60,11 @@ export async function checkCommand(argv: string[]): Promise<number> {
       process.stdout.write(`${style('green', '✓')} ${report.name} ${style('dim', report.dir)}\n  tools: ${report.tools.join(', ')}\n`);
     } else {
       process.stdout.write(`${style('red', '✗')} ${report.name ?? basename(report.dir)} ${style('dim', report.dir)}\n`);
-      for (const problem of report.problems) process.stdout.write(`  - ${problem}\n`);
+      // Problems quote the plugin's own error messages: no escape sequence reaches the terminal.
+      for (const problem of report.problems) process.stdout.write(`  - ${printableLine(problem)}\n`);
     }
   }
-  for (const problem of duplicates) process.stdout.write(`${style('red', '✗')} ${problem}\n`);
+  for (const problem of duplicates) process.stdout.write(`${style('red', '✗')} ${printableLine(problem)}\n`);
   process.stdout.write(failed ? `${style('red', 'problems found')}\n` : `${style('green', `${reports.length} plugin${reports.length === 1 ? '' : 's'} ok`)}\n`);
   return failed ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 // While calls run at a terminal: one line per running call with its elapsed time, on
 // stderr, redrawn in place and erased before anything else is written. Never used when
 // stderr is not a terminal, so piped output and logs stay clean.
+import { printableLine as printable } from './printable.js';
 import type { Style } from './style.js';
 
 export interface Progress {
@@ -19,18 +20,12 @@ const REDRAW_MS = 100;
 const MAX_LINES = 8;
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
-/** Names and ids come from the model's message: no control character reaches the terminal. */
-function printable(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
-}
-
 function elapsed(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }
 
 export function createProgress(stream: NodeJS.WriteStream, style: (style: Style, text: string) => string, now: () => number = () => performance.now()): Progress {
+  // Names and ids come from the model's message: printable() keeps escape sequences out.
   const running = new Map<string, { name: string; since: number }>();
   let drawn = 0;
   let frame = 0;

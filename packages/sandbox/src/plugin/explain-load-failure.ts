@@ -1,6 +1,7 @@
 // Turns a plugin module's load failure, as it comes back from the isolate, into one
 // sentence an author can act on, attributed to the module file (with line and column
 // where V8 gave them). Runs on the host: the isolate only says what went wrong.
+import { isBuiltin } from 'node:module';
 import type { SandboxFailureCode } from '../isolate/protocol.js';
 
 const GUIDE = 'see docs/plugins.md';
@@ -46,7 +47,11 @@ export function explainLoadFailure(failure: { code: SandboxFailureCode; message:
   }
   const missingImport = /import "([^"]*)" is not available/.exec(text);
   if (missingImport !== null) {
-    return `${at}: imports "${missingImport[1]}", but a plugin is one self-contained file: bundle its dependencies in (esbuild --bundle --format=esm; ${GUIDE})`;
+    const specifier = missingImport[1]!;
+    if (isBuiltin(specifier)) {
+      return `${at}: imports "${specifier}", a Node module: the sandbox has none (files and network are capabilities the operator grants; ${GUIDE})`;
+    }
+    return `${at}: imports "${specifier}", but a plugin is one self-contained file: bundle its dependencies in (esbuild --bundle --format=esm; ${GUIDE})`;
   }
   if (failure.code === 'TOOL_ERROR') return `${at}: could not be loaded: ${text}`;
   // Anything else is the sandbox's own failure, not the author's: keep the code for the operator.
