@@ -1,10 +1,12 @@
 // airlock: subcommand dispatch, --help and --version, and the exit-code contract:
 // 0 success, 1 the work ran but a check failed, 2 bad usage or bad input (one line, no stack).
+import { didYouMean } from '@airlock/core';
 import { readFileSync } from 'node:fs';
-import { checkCommand } from './commands/check.js';
-import { runCommand } from './commands/run.js';
-import { schemasCommand } from './commands/schemas.js';
-import { serveCommand } from './commands/serve.js';
+import { CHECK_HELP, checkCommand } from './commands/check.js';
+import { RUN_HELP, runCommand } from './commands/run.js';
+import { SCHEMAS_HELP, schemasCommand } from './commands/schemas.js';
+import { SERVE_HELP, serveCommand } from './commands/serve.js';
+import { documentedOptions, UnknownOptionError } from './support/parse-command-args.js';
 import { visible } from './support/terminal-text.js';
 import { UsageError } from './support/usage-error.js';
 
@@ -15,6 +17,15 @@ const COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<number>>> = 
   serve: serveCommand,
   // Loaded on demand: the benchmark pulls in isolated-vm and Piscina for its raw baselines.
   bench: async (argv) => (await import('./commands/bench.js')).benchCommand(argv),
+};
+
+/** Each command's help, the list of options a typo is matched against. */
+const HELP: Readonly<Record<string, () => Promise<string>>> = {
+  run: async () => RUN_HELP,
+  schemas: async () => SCHEMAS_HELP,
+  check: async () => CHECK_HELP,
+  serve: async () => SERVE_HELP,
+  bench: async () => (await import('./commands/bench.js')).BENCH_HELP,
 };
 
 export const MAIN_HELP = `airlock: executes the tool calls a language model proposes, safely.
@@ -59,9 +70,13 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const handler = Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (handler === undefined) throw new UsageError(`unknown command "${command}" (commands: ${Object.keys(COMMANDS).join(', ')}; see "airlock --help")`);
+    if (handler === undefined) {
+      const hint = command.startsWith('-') ? didYouMean(command, ['--help', '--version'], (name) => name) : didYouMean(command, Object.keys(COMMANDS));
+      throw new UsageError(`unknown ${command.startsWith('-') ? 'option' : 'command'} "${command}"${hint} (commands: ${Object.keys(COMMANDS).join(', ')}; see "airlock --help")`);
+    }
     return await handler(rest);
-  } catch (error) {
+  } catch (caught) {
+    const error = caught instanceof UnknownOptionError && HELP[caught.command] !== undefined ? caught.suggesting(documentedOptions(await HELP[caught.command]!())) : caught;
     if (process.env.AIRLOCK_DEBUG === '1') process.stderr.write(`${String((error as Error).stack ?? error).split('\n').map(visible).join('\n')}\n`);
     const message = error instanceof Error ? error.message : String(error);
     // Messages quote file names, plugin problems and input: escaped, and kept to one line.

@@ -67,3 +67,4 @@ export { genericCallCard, genericResultCard, visibleCard } from './present/gener
 export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess } from './result/tool-result.js';
 export { sanitizeMessage } from './util/sanitize-message.js';
 export { escapeControls, findControlCharacter } from './util/visible-text.js';
+export { closestName, didYouMean } from './util/did-you-mean.js';

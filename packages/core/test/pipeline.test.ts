@@ -65,8 +65,16 @@ describe('permission gate', () => {
     const body = vi.fn(() => null);
     const e = engine([tool('write_file', { execute: body, parameters: write.parameters })], { policy: denyEtc });
     const [result] = await e.run([call('write_file', { path, text: 'x' })]);
-    expect(failure(result).error).toEqual({ code: 'PERMISSION_DENIED', message: 'write_file: denied by writes under /etc are not allowed' });
+    expect(failure(result).error).toEqual({ code: 'PERMISSION_DENIED', message: 'write_file: denied (writes under /etc are not allowed)' });
     expect(body).not.toHaveBeenCalled();
+  });
+
+  it('a denial reads as a sentence whether the reason is the operator\'s, a rule\'s or the default\'s', async () => {
+    const unexplained = { default: 'deny' as const, rules: [{ tool: 'write_file', when: { path: '/etc/**' }, decision: 'deny' as const }] };
+    const e = engine([write], { policy: unexplained });
+    const [byRule, byDefault] = await e.run([call('write_file', { path: '/etc/hosts' }), call('write_file', { path: '/tmp/x' })]);
+    expect(failure(byRule).error.message).toBe('write_file: denied (the policy rule "deny write_file when path matches /etc/**")');
+    expect(failure(byDefault).error.message).toBe('write_file: denied (the policy default for "write_file" is deny)');
   });
 
   it('allows what no rule matches', async () => {

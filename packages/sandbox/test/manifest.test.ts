@@ -25,7 +25,7 @@ describe('manifest options, each checked and named by path', () => {
     ['timeoutMs as a string', { ...base, limits: { timeoutMs: '2s' } }, ['limits.timeoutMs must be a number']],
     ['cpuMs fractional', { ...base, limits: { cpuMs: 1.5 } }, ['limits.cpuMs must be a whole number']],
     ['maxOutputBytes over the cap', { ...base, limits: { maxOutputBytes: HOST_LIMIT_CAPS.maxOutputBytes * 2 } }, [`limits.maxOutputBytes must be at most ${HOST_LIMIT_CAPS.maxOutputBytes} (the host's cap)`]],
-    ['an unknown limit', { ...base, limits: { gpuMs: 1 } }, ['limits.gpuMs: unknown key']],
+    ['an unknown limit, nothing like a known one', { ...base, limits: { diskMb: 1 } }, ['limits.diskMb: unknown key']],
     ['a bad default decision', { ...base, permissions: { default: 'sometimes' } }, ['permissions.default must be "allow", "deny" or "ask"']],
     ['a bad tool decision', { ...base, permissions: { tools: { x: 'yes' } } }, ['permissions.tools.x must be "allow", "deny" or "ask"']],
     ['a rule without a decision', { ...base, permissions: { rules: [{ tool: 'x' }] } }, ['permissions.rules.0.decision must be "allow", "deny" or "ask"']],
@@ -40,6 +40,10 @@ describe('manifest options, each checked and named by path', () => {
     ['a capability that is not a name', { ...base, capabilities: ['rm -rf'] }, ['capabilities.0 must be a capability name']],
     ['a bad realm', { ...base, realm: 'hot' }, ['realm must be "fresh" or "warm"']],
     ['an unknown top-level key', { ...base, colour: 'blue' }, ['colour: unknown key']],
+    ['a misspelt top-level key', { ...base, limit: {} }, ['limit: unknown key (did you mean "limits"?)']],
+    ['a misspelt nested key', { ...base, permissions: { defualt: 'allow' } }, ['permissions.defualt: unknown key (did you mean "default"?)']],
+    ['a misspelt key inside a rule', { ...base, permissions: { rules: [{ tool: 'x', decision: 'deny', reasons: 'no' }] } }, ['permissions.rules.0.reasons: unknown key (did you mean "reason"?)']],
+    ['two unknown limits, each with its own suggestion', { ...base, limits: { cpuMS: 1, gpuMs: 1 } }, ['limits.cpuMS: unknown key (did you mean "cpuMs"?); limits.gpuMs: unknown key (did you mean "cpuMs"?)']],
   ])('%s', (_case, manifest, expected) => {
     expect(problems(manifest)).toEqual(expected);
   });

@@ -1,13 +1,16 @@
 // airlock run: execute the tool calls of a model message through the full pipeline
 // and the sandbox, and print the tool messages in the same provider format.
-import { detectToolCallMessage, PROVIDERS, AirlockError, type JsonObject, type ToolCallRequest, type ToolResult } from '@airlock/core';
+import { detectToolCallMessage, PROVIDERS, AirlockError, type Approver, type Engine, type JsonObject, type PipelineObservers, type ProviderFormat, type ToolCallRequest, type ToolResult } from '@airlock/core';
 import { join } from 'node:path';
 import { approverFor } from '../support/approvers.js';
 import { examplesDir } from '../support/examples.js';
+import { INTERRUPTED_EXIT, onInterrupt } from '../support/interrupt.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { openEngine } from '../support/open-engine.js';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
+import { plural } from '../support/plural.js';
+import { createProgress } from '../support/progress.js';
 import { readJsonInput } from '../support/read-input.js';
 import { renderCards } from '../support/render-cards.js';
 import { stylist, useColor } from '../support/style.js';
@@ -19,8 +22,9 @@ export const RUN_HELP = `Usage: airlock run [transcript|-] --plugins <dir>... [o
 Executes the tool calls of a model message (OpenAI "tool_calls", Anthropic "tool_use",
 OpenAI Responses "function_call" or Gemini "functionCall", detected automatically) and
 prints the tool messages in the same provider format. The input may be one message, an
-array of messages, or { "messages": [...] }; the last assistant message runs.
-With no arguments at all, runs the bundled example.
+array of messages or of Responses items, one "function_call" item, { "messages": [...] },
+or a raw API response ({ "choices" }, { "output" }, { "candidates" }); the last
+assistant turn runs. With no arguments at all, runs the bundled example.
 
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
@@ -33,7 +37,9 @@ Options:
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
   -h, --help          show this help
 
-Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input.
+Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input,
+130 interrupted: Ctrl-C cancels the running calls, then every result is printed.
+On a terminal, stderr shows each running call with its elapsed time.
 On a terminal without --approve, you are asked; otherwise "ask" ends as APPROVAL_UNAVAILABLE.
 
 Examples:
@@ -84,26 +90,69 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
 
   const input = await readJsonInput(source);
-  let detected;
+  const label = source === '-' ? 'standard input' : source;
+  let format: ProviderFormat;
+  let calls: ToolCallRequest[];
   try {
-    detected = detectToolCallMessage(input);
+    const detected = detectToolCallMessage(input);
+    format = PROVIDERS[detected.provider];
+    calls = format.parseCalls(detected.message);
   } catch (error) {
-    if (AirlockError.isInstance(error)) throw new UsageError(`${source === '-' ? 'standard input' : source}: ${error.message}`);
+    // Bad input, including a call without an id: one line naming the source, exit 2.
+    if (AirlockError.isInstance(error)) throw new UsageError(`${label}: ${error.message}`);
     throw error;
   }
-  const format = PROVIDERS[detected.provider];
-  const calls = format.parseCalls(detected.message);
 
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && source !== '-';
-  const approver = approverFor({ approveAll: values['approve-all'] === true, approve: values.approve ?? [], interactive });
+  const progress = process.stderr.isTTY === true && process.env.TERM !== 'dumb' ? createProgress(process.stderr, stylist(useColor(process.stderr))) : undefined;
+  const asked = approverFor({ approveAll: values['approve-all'] === true, approve: values.approve ?? [], interactive });
+  // The progress lines make way for a question at the terminal.
+  const approver: Approver | undefined = asked === undefined || progress === undefined ? asked : async (request, signal) => {
+    progress.pause();
+    try {
+      return await asked(request, signal);
+    } finally {
+      progress.resume();
+    }
+  };
   const capabilities = await loadCapabilities(values.capabilities);
-  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities });
+  const names = new Map(calls.map((call) => [call.id, call.name]));
+  const finished: ToolResult[] = [];
+  const observers: PipelineObservers = {
+    onResult: (result) => finished.push(result),
+    ...(progress === undefined ? {} : {
+      onStage: ({ callId, stage }) => (stage === 'result' ? progress.finished(callId) : progress.started(callId, names.get(callId) ?? '?')),
+    }),
+  };
+  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers });
+  const interrupt = onInterrupt();
   let results: ToolResult[];
+  let gaveUp = false;
   try {
-    results = await opened.engine.run(calls, values.tenant === undefined ? {} : { tenant: values.tenant });
-  } finally {
+    const run = opened.engine.run(calls, { signal: interrupt.signal, ...(values.tenant === undefined ? {} : { tenant: values.tenant }) });
+    // After Ctrl-C, cancelled calls come back as results within the grace period; if they
+    // do not, the calls that finished are printed anyway.
+    results = await Promise.race([run, interrupt.givenUp.then(() => ((gaveUp = true), [...finished]))]);
+  } catch (error) {
     await opened.close();
+    throw error;
+  } finally {
+    progress?.stop();
+    interrupt.dispose();
   }
+  const exitCode = interrupt.signal.aborted ? INTERRUPTED_EXIT : 0;
+  printResults(values, format, calls, results, opened.engine);
+  finish(exitCode, calls.length, results);
+  if (gaveUp) {
+    // The sandbox did not give the cancelled calls back in time: what finished is printed,
+    // and nothing this process still holds is worth waiting for.
+    process.exit(INTERRUPTED_EXIT);
+  }
+  await opened.close();
+  return exitCode;
+}
+
+function printResults(values: { json?: boolean | undefined; format?: string | undefined }, format: ProviderFormat, calls: readonly ToolCallRequest[], results: readonly ToolResult[], engine: Engine): void {
   const messages = format.toolMessages(results);
 
   if (values.json === true) {
@@ -119,14 +168,23 @@ export async function runCommand(argv: string[]): Promise<number> {
       })),
     };
     process.stdout.write(`${jsonText(report)}\n`);
-    return 0;
+    return;
   }
   const cards = values.format === 'cards' || (values.format === undefined && process.stdout.isTTY === true);
   if (cards) {
-    const views = calls.map((call, index) => ({ name: call.name, args: argumentsForDisplay(call), result: results[index]! }));
-    process.stdout.write(renderCards(opened.engine, views, stylist(useColor(process.stdout))));
+    const views = results.map((result, index) => ({ name: calls[index]!.name, args: argumentsForDisplay(calls[index]!), result }));
+    process.stdout.write(renderCards(engine, views, stylist(useColor(process.stdout))));
   } else {
     process.stdout.write(`${jsonText(messages)}\n`);
   }
-  return 0;
+}
+
+/** After Ctrl-C: say on stderr what the printed results cover, and exit 130. */
+function finish(exitCode: number, callCount: number, results: readonly ToolResult[]): void {
+  if (exitCode === INTERRUPTED_EXIT) {
+    const cancelled = results.filter((result) => result.isError && (result.error.code === 'ABORTED' || result.error.code === 'ABORTED_BEFORE_DISPATCH')).length;
+    const done = results.length - cancelled;
+    const unanswered = callCount - results.length;
+    process.stderr.write(`airlock: interrupted: ${plural(done, 'call')} finished${cancelled > 0 ? `, ${cancelled} cancelled` : ''}${unanswered > 0 ? `, ${unanswered} not answered` : ''}\n`);
+  }
 }

@@ -8,11 +8,13 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { mcpServerEntry } from '../support/bin-path.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { openSandbox } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { visible } from '../support/terminal-text.js';
+import { plural } from '../support/plural.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const SERVE_HELP = `Usage: airlock serve --plugins <dir>... [options]
@@ -34,7 +36,7 @@ Options:
 ends as APPROVAL_UNAVAILABLE.
 
 Example (an MCP client's configuration):
-  { "mcpServers": { "airlock": { "command": "npx", "args": ["airlock", "serve", "--plugins", "/path/to/plugins"] } } }`;
+  { "mcpServers": { "airlock": ${mcpServerEntry(['serve', '--plugins', '/path/to/plugins'])} } }`;
 
 function log(line: string): void {
   process.stderr.write(`airlock serve: ${visible(line)}\n`);
@@ -70,7 +72,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     log,
   });
   const tools = sandbox.tools().map((tool) => tool.name);
-  log(`${tools.length} tools from ${sandbox.plugins().length} plugins: ${tools.join(', ')}`);
+  log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}`);
 
   if (port === undefined) await serveStdio(sandbox, session);
   else await serveHttp(sandbox, session, port);

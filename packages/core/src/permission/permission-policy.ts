@@ -117,7 +117,7 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
 function describeRule(rule: PolicyRule): string {
   const tools = typeof rule.tool === 'string' ? rule.tool : rule.tool.join(', ');
   const when = Object.entries(rule.when ?? {}).map(([argument, condition]) => describeCondition(argument, condition));
-  return `a policy rule (${rule.decision} ${tools}${when.length > 0 ? ` when ${when.join(' and ')}` : ''})`;
+  return `the policy rule "${rule.decision} ${tools}${when.length > 0 ? ` when ${when.join(' and ')}` : ''}"`;
 }
 
 function describeCondition(argument: string, condition: ArgumentCondition): string {

@@ -21,7 +21,8 @@ export function permissionGate(config: PipelineConfig, call: ParsedCall, args: J
     return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied because the permission policy failed (${messageOf(error)})` };
   }
   if (verdict.decision === 'allow') return ALLOWED;
-  if (verdict.decision === 'deny') return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied by ${verdict.reason}` };
+  // The reason is the operator's own sentence or a description of its source, so it is quoted in parentheses, never spliced into ours.
+  if (verdict.decision === 'deny') return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied (${verdict.reason})` };
   if (verdict.decision !== 'ask') return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied (the policy gave no decision)` };
 
   if (config.approver === undefined) {

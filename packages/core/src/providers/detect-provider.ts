@@ -1,22 +1,33 @@
-// Finds the tool-call message in a transcript and which provider wrote it:
-// one message, an array of messages, or `{ messages: [...] }` (the last assistant message runs).
+// Finds the tool calls to run in whatever a user saved from a provider, and which
+// provider wrote them. Accepted: one assistant message (or a single Responses
+// `function_call` item); an array of messages or of Responses items;
+// `{ messages: [...] }`; a raw API response (`choices`, `output`, `candidates`).
+// From a conversation, the last assistant turn runs.
 import { AirlockError } from '../errors/airlock-error.js';
 import { isRecord } from './provider-format.js';
 
-function notToolCalls(detail: string): AirlockError {
-  return new AirlockError('INVALID_PROVIDER_MESSAGE', `not a tool-call message: ${detail}`);
+/** What the error says is accepted, so a person can fix their input from one line. */
+const ACCEPTED_INPUTS =
+  'accepted: an assistant message with OpenAI "tool_calls", Anthropic "tool_use" blocks or Gemini "functionCall" parts; ' +
+  'OpenAI Responses "function_call" items (one, or an array); an array of messages; { "messages": [...] }; ' +
+  'or a raw API response ({ "choices": [...] }, { "output": [...] }, { "candidates": [...] })';
+
+function notToolCalls(detail: string, withShapes = false): AirlockError {
+  return new AirlockError('INVALID_PROVIDER_MESSAGE', `not a tool-call message: ${detail}${withShapes ? ` (${ACCEPTED_INPUTS})` : ''}`);
 }
 
 export interface DetectedMessage {
   readonly provider: 'openai' | 'anthropic' | 'responses' | 'gemini';
+  /** What that provider's `parseCalls` takes: a message, or for Responses the list of items. */
   readonly message: unknown;
 }
+
+const isFunctionCallItem = (item: unknown): boolean => isRecord(item) && item.type === 'function_call';
 
 function detectOne(message: unknown): DetectedMessage['provider'] | undefined {
   if (!isRecord(message)) return undefined;
   if (Array.isArray(message.tool_calls)) return 'openai';
   if (Array.isArray(message.content) && message.content.some((block) => isRecord(block) && block.type === 'tool_use')) return 'anthropic';
-  if (Array.isArray(message.output) && message.output.some((item) => isRecord(item) && item.type === 'function_call')) return 'responses';
   if (Array.isArray(message.parts) && message.parts.some((part) => isRecord(part) && isRecord(part.functionCall))) return 'gemini';
   return undefined;
 }
@@ -25,16 +36,54 @@ function isAssistant(message: unknown): boolean {
   return isRecord(message) && (message.role === 'assistant' || message.role === 'model');
 }
 
-export function detectToolCallMessage(input: unknown): DetectedMessage {
-  const list = Array.isArray(input) ? input : isRecord(input) && Array.isArray(input.messages) ? input.messages : undefined;
-  if (list === undefined) {
-    const provider = detectOne(input);
-    if (provider === undefined) throw notToolCalls('found neither OpenAI "tool_calls", Anthropic "tool_use", Responses "function_call" nor Gemini "functionCall"');
-    return { provider, message: input };
-  }
+/** A Responses conversation is flat: the last turn is what follows the last user message or tool output. */
+function lastResponsesTurn(items: readonly unknown[], where: string): DetectedMessage {
+  let start = 0;
+  items.forEach((item, index) => {
+    if (isRecord(item) && (item.type === 'function_call_output' || item.role === 'user' || item.role === 'system' || item.role === 'developer')) start = index + 1;
+  });
+  const calls = items.slice(start).filter(isFunctionCallItem);
+  if (calls.length === 0) throw notToolCalls(`the last turn of ${where} has no "function_call" items (the earlier ones already have outputs)`);
+  return { provider: 'responses', message: calls };
+}
+
+function fromList(list: readonly unknown[], where: string): DetectedMessage {
+  if (list.length === 0) throw notToolCalls(`${where} is empty`, true);
+  if (list.some(isFunctionCallItem)) return lastResponsesTurn(list, where);
   const lastAssistant = list.findLast(isAssistant);
-  if (lastAssistant === undefined) throw notToolCalls('the transcript has no assistant message');
+  if (lastAssistant === undefined) throw notToolCalls(`${where} has no assistant message (role "assistant" or "model")`, true);
   const provider = detectOne(lastAssistant);
   if (provider === undefined) throw notToolCalls('the last assistant message has no tool calls');
   return { provider, message: lastAssistant };
+}
+
+function fromMessage(message: Record<string, unknown>, where: string): DetectedMessage {
+  const provider = detectOne(message);
+  if (provider !== undefined) return { provider, message };
+  if (isAssistant(message)) throw notToolCalls(`${where} has no tool calls`);
+  throw notToolCalls(`found neither OpenAI "tool_calls", Anthropic "tool_use", Responses "function_call" nor Gemini "functionCall"`, true);
+}
+
+export function detectToolCallMessage(input: unknown): DetectedMessage {
+  if (Array.isArray(input)) return fromList(input, 'the array');
+  if (!isRecord(input)) throw notToolCalls(`expected a JSON object or array, got ${input === null ? 'null' : typeof input}`, true);
+  if (input.type === 'function_call') return { provider: 'responses', message: [input] };
+  if (Array.isArray(input.messages)) return fromList(input.messages, '"messages"');
+  // Raw API responses: Chat Completions, Responses, Gemini generateContent.
+  if (Array.isArray(input.choices)) {
+    const choice: unknown = input.choices[0];
+    if (!isRecord(choice) || !isRecord(choice.message)) throw notToolCalls('choices[0].message is missing');
+    return fromMessage(choice.message, 'choices[0].message');
+  }
+  if (Array.isArray(input.output)) {
+    const items = input.output;
+    if (!items.some(isFunctionCallItem)) throw notToolCalls('the response\'s "output" has no "function_call" items');
+    return lastResponsesTurn(items, '"output"');
+  }
+  if (Array.isArray(input.candidates)) {
+    const candidate: unknown = input.candidates[0];
+    if (!isRecord(candidate) || !isRecord(candidate.content)) throw notToolCalls('candidates[0].content is missing');
+    return fromMessage(candidate.content, 'candidates[0].content');
+  }
+  return fromMessage(input, 'the message');
 }

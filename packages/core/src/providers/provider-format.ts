@@ -24,8 +24,17 @@ export interface ProviderFormat<Tool = unknown, Message = unknown> {
   toolMessages(results: readonly ToolResult[]): Message[];
 }
 
+/** How each format is named in messages a person reads. */
+const PROVIDER_NAMES: Readonly<Record<ProviderId, string>> = {
+  openai: 'an OpenAI Chat Completions',
+  responses: 'an OpenAI Responses',
+  anthropic: 'an Anthropic Messages',
+  gemini: 'a Gemini',
+  mcp: 'an MCP',
+};
+
 export function invalidMessage(provider: ProviderId, detail: string): AirlockError {
-  return new AirlockError('INVALID_PROVIDER_MESSAGE', `not a ${provider} tool-call message: ${detail}`, { provider });
+  return new AirlockError('INVALID_PROVIDER_MESSAGE', `not ${PROVIDER_NAMES[provider]} tool-call message: ${detail}`, { provider });
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -33,6 +42,8 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 export function requireString(value: unknown, provider: ProviderId, where: string): string {
+  // A call without an id cannot be answered: its result would match no call.
+  if (value === undefined || value === null) throw invalidMessage(provider, `${where} is missing`);
   if (typeof value !== 'string') throw invalidMessage(provider, `${where} must be a string`);
   return value;
 }

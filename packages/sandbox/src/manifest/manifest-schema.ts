@@ -1,6 +1,7 @@
 // The operator's manifest, `airlock.plugin.json`. Every key is checked; unknown keys
 // are errors, and limits may be omitted but never exceed the host's caps.
 import { posix } from 'node:path';
+import { didYouMean } from '@airlock/core';
 import { z } from 'zod';
 import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from './host-limits.js';
 
@@ -60,10 +61,34 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
 
 export type PluginManifest = z.infer<ReturnType<typeof manifestSchema>>;
 
+let shapeSchema: z.ZodType | undefined;
+
+/** The keys the manifest allows at a path (`[]`, `['limits']`, `['permissions', 'rules', 0]`). */
+export function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  let node: z.ZodType = (shapeSchema ??= manifestSchema());
+  const unwrap = (): void => {
+    while (node instanceof z.ZodOptional) node = node.unwrap() as z.ZodType;
+  };
+  unwrap();
+  for (const step of path) {
+    if (node instanceof z.ZodObject) node = (node.shape as Record<string, z.ZodType>)[String(step)] ?? z.never();
+    else if (node instanceof z.ZodArray) node = node.element as z.ZodType;
+    else if (node instanceof z.ZodRecord) node = node.valueType as z.ZodType;
+    else return [];
+    unwrap();
+  }
+  return node instanceof z.ZodObject ? Object.keys(node.shape) : [];
+}
+
 /** `limits.memoryMb must be at most 512 (the host's cap)` from a zod issue. */
 export function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.map(String).join('.') || '(manifest)';
-  if (issue.code === 'unrecognized_keys') return `${path === '(manifest)' ? '' : `${path}.`}${issue.keys.join(', ')}: unknown key${issue.keys.length > 1 ? 's' : ''}`;
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeysAt(issue.path);
+    const prefix = path === '(manifest)' ? '' : `${path}.`;
+    // One problem per key, each with its own suggestion: "limit: unknown key (did you mean "limits"?)".
+    return issue.keys.map((key) => `${prefix}${key}: unknown key${didYouMean(key, known)}`).join('; ');
+  }
   if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
   return `${path} ${issue.message}`;
 }

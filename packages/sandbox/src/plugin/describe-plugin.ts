@@ -1,12 +1,14 @@
 // Asks a plugin, inside a throwaway isolate, what tools it has; checks every
 // descriptor through core's own registration so a plugin tool obeys the same
 // contract as a host tool.
-import { AirlockError, defineTool, ToolRegistry, type JsonSchema } from '@airlock/core';
+import { AirlockError, defineTool, didYouMean, ToolRegistry, type JsonSchema } from '@airlock/core';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { PluginSpec } from '../isolate/protocol.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { ruleMistakes } from './rule-mistakes.js';
+import { explainLoadFailure } from './explain-load-failure.js';
 
 export interface PluginToolDescriptor {
   readonly name: string;
@@ -28,23 +30,28 @@ const descriptorSchema = z.object({
   hasClassifier: z.boolean(),
 });
 
-export async function describePlugin(host: SandboxHost, spec: PluginSpec, manifest: PluginManifest, where: string, problems: string[]): Promise<PluginToolDescriptor[]> {
+/**
+ * `manifestPath` names the manifest; problems with the module's code or its tools are
+ * attributed to the module file itself, the file its author has to open.
+ */
+export async function describePlugin(host: SandboxHost, spec: PluginSpec, manifest: PluginManifest, manifestPath: string, problems: string[]): Promise<PluginToolDescriptor[]> {
+  const modulePath = join(dirname(manifestPath), manifest.module);
   const outcome = await host.run({ kind: 'describe', plugin: spec });
   if (!outcome.ok) {
-    problems.push(`${where}: the module could not be loaded (${outcome.code}: ${outcome.message})`);
+    problems.push(explainLoadFailure(outcome, spec.source, modulePath));
     return [];
   }
   const parsed = z.array(descriptorSchema).safeParse(JSON.parse(outcome.json));
   if (!parsed.success) {
-    problems.push(`${where}: the module's tool list has an unexpected shape`);
+    problems.push(`${modulePath}: the tool list has an unexpected shape`);
     return [];
   }
-  if (parsed.data.length === 0) problems.push(`${where}: the module exports no tools`);
+  if (parsed.data.length === 0) problems.push(`${modulePath}: exports no tools (the default export's "tools" array is empty)`);
 
   const registry = new ToolRegistry();
   const tools: PluginToolDescriptor[] = [];
   parsed.data.forEach((raw, index) => {
-    const label = `${where}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
+    const label = `${modulePath}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
     if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
     if (!raw.hasExecute) return void problems.push(`${label}: execute must be a function`);
     try {
@@ -72,8 +79,8 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
 
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
-    if (!names.has(name)) problems.push(`${where}: permissions.tools.${name} names no tool of this plugin`);
+    if (!names.has(name)) problems.push(`${manifestPath}: permissions.tools.${name} names no tool of this plugin${didYouMean(name, names)}`);
   }
-  problems.push(...ruleMistakes(manifest, tools).map((problem) => `${where}: ${problem}`));
+  problems.push(...ruleMistakes(manifest, tools).map((problem) => `${manifestPath}: ${problem}`));
   return tools;
 }

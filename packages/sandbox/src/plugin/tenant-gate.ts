@@ -3,6 +3,7 @@
 export class TenantGate {
   readonly #limit: number;
   readonly #tenants = new Map<string, { active: number; waiting: (() => void)[] }>();
+  readonly #watched = new Map<AbortSignal, { waiters: Set<() => void>; listener: () => void }>();
 
   constructor(limit: number) {
     this.#limit = limit;
@@ -28,7 +29,7 @@ export class TenantGate {
     }
     return new Promise((resolve, reject) => {
       const admit = (): void => {
-        signal.removeEventListener('abort', onAbort);
+        unwatch();
         entry.active += 1;
         resolve(release);
       };
@@ -38,8 +39,37 @@ export class TenantGate {
         reject(signal.reason);
       };
       if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
+      const unwatch = this.#watch(signal, onAbort);
       entry.waiting.push(admit);
     });
+  }
+
+  /**
+   * One abort listener per signal, however many of its calls wait: the calls of a turn
+   * share its signal (or the shared never-aborting one), and a listener per waiter would
+   * pile up past Node's MaxListeners warning on any busy tenant.
+   */
+  #watch(signal: AbortSignal, onAbort: () => void): () => void {
+    let watch = this.#watched.get(signal);
+    if (watch === undefined) {
+      const waiters = new Set<() => void>();
+      const listener = (): void => {
+        this.#watched.delete(signal);
+        for (const waiter of waiters) waiter();
+      };
+      watch = { waiters, listener };
+      this.#watched.set(signal, watch);
+      signal.addEventListener('abort', listener, { once: true });
+    }
+    const current = watch;
+    current.waiters.add(onAbort);
+    return () => {
+      current.waiters.delete(onAbort);
+      if (current.waiters.size === 0 && this.#watched.get(signal) === current) {
+        // Nobody of this signal waits any more: no listener, no entry is left behind.
+        signal.removeEventListener('abort', current.listener);
+        this.#watched.delete(signal);
+      }
+    };
   }
 }

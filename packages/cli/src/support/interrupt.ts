@@ -1,0 +1,39 @@
+// Ctrl-C while calls run: cancel what is running (the sandbox stops those bodies), keep
+// what finished, and let the command print it and exit 130 (128 + SIGINT), the shell's
+// convention for "interrupted". Until then SIGINT keeps Node's default (the process ends).
+export const INTERRUPTED_EXIT = 130;
+
+/** How long cancelled calls get to come back as results before the command stops waiting. */
+export const INTERRUPT_GRACE_MS = 3000;
+
+export interface Interrupt {
+  /** Aborts on the first SIGINT. */
+  readonly signal: AbortSignal;
+  /** Resolves on the first SIGINT, after the grace period: stop waiting for the run. */
+  readonly givenUp: Promise<void>;
+  dispose(): void;
+}
+
+export function onInterrupt(): Interrupt {
+  const controller = new AbortController();
+  let giveUp!: () => void;
+  const givenUp = new Promise<void>((resolve) => (giveUp = resolve));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // At a terminal Ctrl-C reaches this process twice (from the terminal's process group and
+  // forwarded by the re-exec wrapper in bin.ts), so every SIGINT after the first is the same request.
+  const handler = (): void => {
+    if (controller.signal.aborted) return;
+    controller.abort(new Error('interrupted (Ctrl-C)'));
+    timer = setTimeout(giveUp, INTERRUPT_GRACE_MS);
+    timer.unref();
+  };
+  process.on('SIGINT', handler);
+  return {
+    signal: controller.signal,
+    givenUp,
+    dispose() {
+      process.off('SIGINT', handler);
+      clearTimeout(timer);
+    },
+  };
+}

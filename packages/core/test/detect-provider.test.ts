@@ -1,0 +1,85 @@
+// Every input shape DESIGN.md section 5 documents for `airlock run`, as users save them
+// from each provider, and the one-line refusals for everything else.
+import { describe, expect, it } from 'vitest';
+import { AirlockError, detectToolCallMessage, PROVIDERS } from '../src/index.js';
+
+const chatAssistant = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_note', arguments: '{"id":"a"}' } }] };
+const anthropicAssistant = { role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_1', name: 'read_note', input: { id: 'a' } }] };
+const geminiModel = { role: 'model', parts: [{ functionCall: { id: 'g1', name: 'read_note', args: { id: 'a' } } }] };
+const call = (id: string) => ({ type: 'function_call', call_id: id, name: 'read_note', arguments: '{"id":"a"}' });
+
+/** The ids of the calls that would run, through the detected provider's own parser. */
+function callIds(input: unknown): { provider: string; ids: string[] } {
+  const detected = detectToolCallMessage(input);
+  return { provider: detected.provider, ids: PROVIDERS[detected.provider].parseCalls(detected.message).map((c) => c.id) };
+}
+
+function refusal(input: unknown): string {
+  try {
+    detectToolCallMessage(input);
+  } catch (error) {
+    expect(AirlockError.isInstance(error) && error.code === 'INVALID_PROVIDER_MESSAGE').toBe(true);
+    const message = (error as Error).message;
+    expect(message).not.toContain('\n');
+    return message;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('detectToolCallMessage: accepted inputs', () => {
+  it.each([
+    ['one Chat Completions message', chatAssistant, 'openai', ['c1']],
+    ['one Anthropic message', anthropicAssistant, 'anthropic', ['toolu_1']],
+    ['one Gemini content', geminiModel, 'gemini', ['g1']],
+    ['an array of messages (last assistant runs)', [{ role: 'user', content: 'hi' }, { ...chatAssistant, tool_calls: [{ ...chatAssistant.tool_calls[0], id: 'old' }] }, { role: 'tool', tool_call_id: 'old', content: 'x' }, chatAssistant], 'openai', ['c1']],
+    ['{ "messages": [...] }', { messages: [{ role: 'user', content: 'hi' }, anthropicAssistant] }, 'anthropic', ['toolu_1']],
+    ['Gemini contents as an array', [{ role: 'user', parts: [{ text: 'hi' }] }, geminiModel], 'gemini', ['g1']],
+    ['a single Responses function_call item', call('r1'), 'responses', ['r1']],
+    ['an array of Responses items', [{ type: 'reasoning', summary: [] }, call('r1'), call('r2')], 'responses', ['r1', 'r2']],
+    ['a Responses conversation: only the last turn runs', [{ role: 'user', content: 'hi' }, call('old'), { type: 'function_call_output', call_id: 'old', output: 'x' }, { type: 'message', role: 'assistant', content: [] }, call('r1')], 'responses', ['r1']],
+    ['a raw Chat Completions response', { id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'tool_calls', message: chatAssistant }] }, 'openai', ['c1']],
+    ['a raw Responses response', { id: 'resp_1', object: 'response', output: [{ type: 'message', role: 'assistant', content: [] }, call('r1')] }, 'responses', ['r1']],
+    ['a raw Gemini response', { candidates: [{ content: geminiModel, finishReason: 'STOP' }] }, 'gemini', ['g1']],
+    ['a raw Anthropic response', { id: 'msg_1', type: 'message', model: 'claude', stop_reason: 'tool_use', ...anthropicAssistant }, 'anthropic', ['toolu_1']],
+  ])('%s', (_, input, provider, ids) => {
+    expect(callIds(input)).toEqual({ provider, ids });
+  });
+});
+
+describe('detectToolCallMessage: refusals say what is accepted', () => {
+  it.each([
+    ['a number', 42],
+    ['null', null],
+    ['an object of no known shape', { hello: 'world' }],
+    ['an empty array', []],
+    ['an array without an assistant message', [{ role: 'user', content: 'hi' }]],
+  ])('%s', (_, input) => {
+    const message = refusal(input);
+    expect(message).toContain('accepted:');
+    expect(message).toContain('"choices"');
+  });
+
+  it('an assistant reply without tool calls says so', () => {
+    expect(refusal({ choices: [{ message: { role: 'assistant', content: 'Done.' } }] })).toBe('not a tool-call message: choices[0].message has no tool calls');
+    expect(refusal([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Done.' }])).toBe('not a tool-call message: the last assistant message has no tool calls');
+  });
+
+  it('a Responses conversation whose calls all have outputs has nothing to run', () => {
+    expect(refusal([call('r1'), { type: 'function_call_output', call_id: 'r1', output: 'x' }])).toContain('no "function_call" items');
+  });
+
+  it('a raw response with no choice or candidate content names the missing field', () => {
+    expect(refusal({ choices: [] })).toContain('choices[0].message is missing');
+    expect(refusal({ candidates: [{ finishReason: 'SAFETY' }] })).toContain('candidates[0].content is missing');
+  });
+});
+
+describe('a call without an id is refused, not answered under a made-up id', () => {
+  it.each([
+    ['openai', { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'read_note', arguments: '{}' } }] }, 'not an OpenAI Chat Completions tool-call message: tool_calls[0].id is missing'],
+    ['anthropic', { role: 'assistant', content: [{ type: 'tool_use', name: 'read_note', input: {} }] }, 'not an Anthropic Messages tool-call message: tool_use[0].id is missing'],
+    ['responses', [{ type: 'function_call', name: 'read_note', arguments: '{}' }], 'not an OpenAI Responses tool-call message: function_call[0].call_id is missing'],
+  ] as const)('%s', (provider, message, expected) => {
+    expect(() => PROVIDERS[provider].parseCalls(message)).toThrow(expected);
+  });
+});

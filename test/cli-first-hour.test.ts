@@ -1,0 +1,165 @@
+// The command line as a new user meets it in the first hour: real provider output fed to
+// `airlock run`, typos, Ctrl-C, copy-pasted help, and messages that read as English.
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
+
+const PLUGINS = 'examples/plugins';
+const count = (id: string) => ({ id, type: 'function', function: { name: 'word_count', arguments: '{"text":"one two three"}' } });
+const assistant = { role: 'assistant', content: null, tool_calls: [count('c1')] };
+const responsesCall = (id: string) => ({ type: 'function_call', id: `fc_${id}`, call_id: id, name: 'word_count', arguments: '{"text":"one two three"}' });
+
+async function runJson(input: unknown): Promise<{ provider: unknown; ids: string[] }> {
+  const { code, stdout, stderr } = await airlock(['run', '-', '--plugins', PLUGINS, '--json'], { input: JSON.stringify(input) });
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  const report = JSON.parse(stdout) as { messages: unknown[]; results: { callId: string; isError: boolean }[] };
+  for (const result of report.results) expect(result.isError).toBe(false);
+  return { provider: report.messages[0], ids: report.results.map((result) => result.callId) };
+}
+
+describe('airlock run accepts every documented provider input', () => {
+  it.each([
+    ['a Responses item array', [{ type: 'reasoning', summary: [] }, responsesCall('r1'), responsesCall('r2')], ['r1', 'r2'], { type: 'function_call_output' }],
+    ['a single Responses function_call item', responsesCall('r1'), ['r1'], { type: 'function_call_output', call_id: 'r1' }],
+    ['a raw Responses response', { object: 'response', output: [{ type: 'message', role: 'assistant', content: [] }, responsesCall('r1')] }, ['r1'], { type: 'function_call_output' }],
+    ['a raw Chat Completions response', { object: 'chat.completion', choices: [{ index: 0, finish_reason: 'tool_calls', message: assistant }] }, ['c1'], { role: 'tool', tool_call_id: 'c1' }],
+    ['{ "messages": [...] }', { messages: [{ role: 'user', content: 'count' }, assistant] }, ['c1'], { role: 'tool' }],
+    ['an array of messages', [{ role: 'user', content: 'count' }, assistant], ['c1'], { role: 'tool' }],
+    ['a raw Gemini response', { candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'g1', name: 'word_count', args: { text: 'one two' } } }] } }] }, ['g1'], { role: 'user' }],
+  ])('%s', async (_, input, ids, firstMessage) => {
+    const ran = await runJson(input);
+    expect(ran.ids).toEqual(ids);
+    expect(ran.provider).toMatchObject(firstMessage);
+  });
+
+  it('anything else is exit 2 with one line that lists the accepted shapes', async () => {
+    const { code, stderr } = await airlock(['run', '-', '--plugins', PLUGINS], { input: '{"prompt":"hello"}' });
+    expect(code).toBe(2);
+    const line = oneLine(stderr);
+    expect(line).toMatch(/^airlock: standard input: not a tool-call message: .*\(accepted: /);
+    for (const shape of ['"tool_calls"', '"tool_use"', '"function_call"', '"functionCall"', '"messages"', '"choices"', '"output"', '"candidates"']) expect(line).toContain(shape);
+  });
+
+  it('a reply without tool calls says so', async () => {
+    const { code, stderr } = await airlock(['run', '-', '--plugins', PLUGINS], { input: JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'Done.' } }] }) });
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toBe('airlock: standard input: not a tool-call message: choices[0].message has no tool calls');
+  });
+
+  it.each([
+    ['OpenAI', { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'word_count', arguments: '{}' } }] }, 'tool_calls[0].id is missing'],
+    ['Responses', [{ type: 'function_call', name: 'word_count', arguments: '{}' }], 'function_call[0].call_id is missing'],
+    ['Anthropic', { role: 'assistant', content: [{ type: 'tool_use', name: 'word_count', input: {} }] }, 'tool_use[0].id is missing'],
+  ])('%s: a call without an id is bad input: exit 2, one line', async (_, input, detail) => {
+    const { code, stderr } = await airlock(['run', '-', '--plugins', PLUGINS], { input: JSON.stringify(input) });
+    expect(code).toBe(2);
+    const line = oneLine(stderr);
+    expect(line).toContain(detail);
+    expect(line).not.toContain('unexpected failure');
+  });
+});
+
+describe('Ctrl-C', () => {
+  it('a real SIGINT to the binary prints the finished calls\' results and exits 130', async () => {
+    const F = 'test/fixtures/interrupt';
+    // Plain `node bin.js`, as documented: the wrapper re-executes itself and forwards the signal.
+    const child = spawn(process.execPath, [BIN, 'run', `${F}/transcript.json`, '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      // The host capability's line: the second call is now running and waiting.
+      if (stderr.includes('waiting in call_wait') && !child.killed) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    // Piped stderr gets no progress lines: the capability's line and the summary only.
+    expect(stderr).toBe('waiting in call_wait\nairlock: interrupted: 1 call finished, 2 cancelled\n');
+    const report = JSON.parse(stdout) as { results: { callId: string; isError: boolean; value?: unknown; error?: { code: string } }[]; messages: unknown[] };
+    expect(report.results).toEqual([
+      expect.objectContaining({ callId: 'call_first', isError: false, value: { done: true } }),
+      expect.objectContaining({ callId: 'call_wait', isError: true, error: expect.objectContaining({ code: 'ABORTED' }) }),
+      expect.objectContaining({ callId: 'call_after', isError: true, error: expect.objectContaining({ code: 'ABORTED_BEFORE_DISPATCH' }) }),
+    ]);
+    expect(report.messages).toHaveLength(3);
+  });
+});
+
+describe('did you mean', () => {
+  it.each([
+    [['run', '--plugns', PLUGINS], "Unknown option '--plugns'; did you mean --plugins?"],
+    [['check', '--jsn', PLUGINS], "Unknown option '--jsn'; did you mean --json?"],
+    [['schemas', '--formt', 'openai'], "Unknown option '--formt'; did you mean --format?"],
+    [['serve', '--aprove-all'], "Unknown option '--aprove-all'; did you mean --approve-all?"],
+    [['bench', '--quik'], "Unknown option '--quik'; did you mean --quick?"],
+    [['chek', PLUGINS], 'unknown command "chek" (did you mean "check"?)'],
+  ])('%j', async (args, expected) => {
+    const { code, stderr } = await airlock(args);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain(expected);
+  });
+
+  it('no suggestion when nothing is close', async () => {
+    const { stderr } = await airlock(['run', '--zzzzzz']);
+    expect(oneLine(stderr)).toBe('airlock: Unknown option \'--zzzzzz\' (see "airlock run --help")');
+  });
+});
+
+describe('help and install', () => {
+  it('serve --help never recommends `npx airlock` (an unrelated public package): it shows this install\'s bin.js', async () => {
+    const { stdout } = await airlock(['serve', '--help']);
+    expect(stdout).not.toMatch(/"npx"|npx airlock/);
+    const entry = JSON.parse(/"airlock": (\{"command".*?\]\})/.exec(stdout)![1]!) as { command: string; args: string[] };
+    expect(entry.command).toBe('node');
+    expect(entry.args[0]).toBe(join(ROOT, 'packages/cli/dist/bin.js'));
+    expect(statSync(entry.args[0]!).isFile()).toBe(true);
+  });
+
+  it('no README or doc sends anyone to `npx airlock`', () => {
+    for (const file of ['README.md', 'docs/plugins.md', 'docs/architecture.md', 'docs/security.md', 'docs/errors.md']) {
+      expect(readFileSync(join(ROOT, file), 'utf8')).not.toMatch(/npx (--yes )?airlock\b/);
+    }
+  });
+
+  it('the linked binary is a committed file, so an install before the build links it without warnings', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as { bin: Record<string, string>; files: string[] };
+    const target = pkg.bin.airlock!;
+    expect(target).not.toMatch(/^(\.\/)?dist\//);
+    expect(pkg.files).toContain(target.replace(/^\.\//, '').split('/')[0]);
+    expect(statSync(join(ROOT, 'packages/cli', target)).mode & 0o111).not.toBe(0);
+  });
+
+  it('the bin shim runs the binary', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'packages/cli/bin/airlock.js'), '--version'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    expect(out.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
+
+describe('messages read as English', () => {
+  it('a denial quotes the operator\'s reason: "denied (system files under /etc are off limits)"', async () => {
+    const { stdout } = await airlock(['run', '--json']);
+    const report = JSON.parse(stdout) as { results: { callId: string; error?: { message: string } }[] };
+    expect(report.results.find((result) => result.callId === 'call_hosts')!.error!.message).toBe('write_file: denied (system files under /etc are off limits)');
+  });
+
+  it('counts agree with their nouns', async () => {
+    const { stdout } = await airlock(['check', 'examples/plugins/math']);
+    expect(stdout).toContain('1 plugin ok');
+    // serve's first log line, over stdio; the test ends it once it says it is serving.
+    const child = spawn(process.execPath, [BIN, 'serve', '--plugins', 'examples/plugins/math'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('serving over stdio')) child.stdin.end();
+    });
+    await new Promise((resolve) => child.on('close', resolve));
+    expect(stderr).toContain('airlock serve: 2 tools from 1 plugin: fibonacci, statistics');
+  });
+});
