@@ -73,7 +73,7 @@ describe('a hostile turn through the gate', () => {
     const { stdout } = await airlock(['run', '-', '--plugins', `${G}/plugins`, '--approve', 'publish_file', '--json'], { input: transcript });
     const { results } = JSON.parse(stdout) as Report;
     expect(results[0]!.error).toEqual({ code: 'PERMISSION_DENIED', message: expect.stringContaining('climbs out of its root /srv/workspace') });
-    expect(results[1]!.error).toEqual({ code: 'PERMISSION_DENIED', message: 'publish_file: denied by system files and workspace secrets are off limits' });
+    expect(results[1]!.error).toEqual({ code: 'PERMISSION_DENIED', message: 'publish_file: denied (system files and workspace secrets are off limits)' });
     expect(results[2]!.isError).toBe(false);
     // Asked (and answered on the command line): the wait is reported apart from the call's own time.
     expect(results[2]!.approvalMs).toEqual(expect.any(Number));
