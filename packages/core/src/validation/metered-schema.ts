@@ -1,0 +1,118 @@
+// Copies a plugin schema with the meter keyword in every object ajv could compile as a
+// subschema, so every application is charged. `enum` and `const` hold data and stay as
+// they are; a `$ref` whose JSON pointer lands there (or on any unmetered spot) is refused,
+// since ajv would compile that spot as an unmetered schema. Patterns are compiled here
+// first, so a pattern the linear engine refuses is reported with its schema path.
+import type { JsonSchema, JsonValue } from '../json/json-types.js';
+import { compileLinear } from './linear-regexp.js';
+
+export const METER_KEYWORD = 'airlock:meter';
+
+const SUBSCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
+const DATA = new Set(['enum', 'const']);
+const REFS = ['$ref', '$dynamicRef', '$recursiveRef'];
+const ROOT = 'airlock:/root';
+
+type Json = JsonValue;
+interface RefSite {
+  readonly ref: string;
+  readonly base: string;
+  readonly path: string;
+}
+
+/** Thrown with the schema path of the offending spot; compile-validator adds the tool and field. */
+export class RefusedSchema extends Error {}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function withoutFragment(url: string): string {
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
+}
+
+export function meteredCopy(schema: JsonSchema, knownElsewhere: (uri: string) => boolean): JsonSchema {
+  const metered = new WeakSet<object>();
+  const resources = new Map<string, Json>();
+  const refs: RefSite[] = [];
+
+  // Every object is copied as a schema, unknown keywords' values included: a `$ref` may
+  // point at any of them, and metering one that is never compiled costs nothing.
+  function copy(value: Json, base: string, path: string): Json {
+    if (Array.isArray(value)) return value.map((item, index) => copy(item, base, `${path}/${index}`));
+    if (value === null || typeof value !== 'object') return value;
+    const record = value as Readonly<Record<string, Json>>;
+    let here = base;
+    if (typeof record.$id === 'string') {
+      try {
+        here = withoutFragment(new URL(record.$id, base).href);
+      } catch {
+        throw new RefusedSchema(`${path || '/'}: $id ${JSON.stringify(record.$id)} is not a URI reference`);
+      }
+    }
+    const out: Record<string, Json> = {};
+    for (const [key, child] of Object.entries(record)) {
+      const at = `${path}/${escapePointer(key)}`;
+      if (key === 'pattern' && typeof child === 'string') checkPattern(child, at);
+      if (key === 'patternProperties' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+        for (const name of Object.keys(child)) checkPattern(name, `${at}/${escapePointer(name)}`);
+      }
+      if (DATA.has(key)) out[key] = child;
+      else if (SUBSCHEMA_MAP.has(key) && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+        out[key] = Object.fromEntries(Object.entries(child).map(([name, sub]) => [name, copy(sub, here, `${at}/${escapePointer(name)}`)]));
+      } else out[key] = copy(child, here, at);
+    }
+    for (const key of REFS) if (typeof record[key] === 'string') refs.push({ ref: record[key], base: here, path: `${path}/${key}` });
+    out[METER_KEYWORD] = true;
+    metered.add(out);
+    if (here !== base || path === '') resources.set(here, out);
+    return out;
+  }
+
+  const root = copy(schema, ROOT, '') as JsonSchema;
+  for (const site of refs) checkRef(site);
+  return root;
+
+  function checkRef({ ref, base, path }: RefSite): void {
+    let url: URL;
+    try {
+      url = new URL(ref, base);
+    } catch {
+      throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} is not a URI reference`);
+    }
+    const fragment = decodeURIComponent(url.hash.slice(1));
+    if (!fragment.startsWith('/')) return; // "#", "#anchor" and bare ids land on schema positions, all metered
+    const resource = withoutFragment(url.href);
+    let target = resources.get(resource);
+    if (target === undefined) {
+      if (knownElsewhere(resource)) return; // a meta-schema ajv ships
+      throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} names no schema in this document`);
+    }
+    for (const segment of fragment.slice(1).split('/')) {
+      const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+      target = target !== null && typeof target === 'object' ? (target as Record<string, Json>)[key] : undefined;
+      if (target === undefined) return; // ajv reports the missing target at compile time
+    }
+    if (typeof target === 'boolean') return;
+    if (target === null || typeof target !== 'object' || !metered.has(target)) {
+      throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} points at a value that is not a subschema (inside enum, const or a keyword map)`);
+    }
+  }
+}
+
+function checkPattern(pattern: string, path: string): void {
+  try {
+    compileLinear(pattern);
+  } catch (error) {
+    throw new RefusedSchema(`${path}: ${(error as Error).message}`);
+  }
+}
+
+/** How many JSON nodes a value holds (a string counts once per 16 characters): the cost of comparing data with it. */
+export function nodeCount(value: unknown): number {
+  if (typeof value === 'string') return 1 + (value.length >> 4);
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + nodeCount(item), 1);
+  if (value !== null && typeof value === 'object') return Object.values(value).reduce((sum: number, item) => sum + nodeCount(item), 1);
+  return 1;
+}
