@@ -51,7 +51,10 @@ export function compileLinear(pattern: string, caseInsensitive = false): RegExpL
     const reason = (error as Error).message.replace(/^error parsing regexp: /, '');
     throw new Error(`pattern ${JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 80)}…` : pattern)} cannot run in linear time (${reason}); lookaround and backreferences are not supported`);
   }
-  return { test: (input: string) => compiled.test(input) };
+  // ajv shares one compiled pattern per toString() key: it must name the pattern.
+  const key = `/${pattern}/${caseInsensitive ? 'i' : ''}`;
+  const linear: RegExpLike & { toString(): string } = { test: (input: string) => compiled.test(input), toString: () => key };
+  return linear;
 }
 
 /** ajv's `code.regExp`: every `pattern` and `patternProperties` key goes through here. */

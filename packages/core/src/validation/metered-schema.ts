@@ -13,6 +13,13 @@ const DATA = new Set(['enum', 'const']);
 const REFS = ['$ref', '$dynamicRef', '$recursiveRef'];
 const ROOT = 'airlock:/root';
 
+/**
+ * ajv compiles about a millisecond's worth of code per subschema, on the host's thread at
+ * load (20,000 properties took 20 s): bigger schemas are refused. Tool schemas that
+ * models use run to tens or hundreds of subschemas.
+ */
+export const MAX_SUBSCHEMAS = 1000;
+
 type Json = JsonValue;
 interface RefSite {
   readonly ref: string;
@@ -36,6 +43,7 @@ export function meteredCopy(schema: JsonSchema, knownElsewhere: (uri: string) =>
   const metered = new WeakSet<object>();
   const resources = new Map<string, Json>();
   const refs: RefSite[] = [];
+  let subschemas = 0;
 
   // Every object is copied as a schema, unknown keywords' values included: a `$ref` may
   // point at any of them, and metering one that is never compiled costs nothing.
@@ -66,6 +74,7 @@ export function meteredCopy(schema: JsonSchema, knownElsewhere: (uri: string) =>
     for (const key of REFS) if (typeof record[key] === 'string') refs.push({ ref: record[key], base: here, path: `${path}/${key}` });
     out[METER_KEYWORD] = true;
     metered.add(out);
+    if ((subschemas += 1) > MAX_SUBSCHEMAS) throw new RefusedSchema(`${path || '/'}: the schema has more than ${MAX_SUBSCHEMAS} subschemas (objects); split the tool or simplify its schema`);
     if (here !== base || path === '') resources.set(here, out);
     return out;
   }

@@ -1,0 +1,14 @@
+import { compileValidator } from './dist/index.js';
+const time = (label, f) => { const t = performance.now(); let r; try { r = f(); } catch (e) { r = e.message.slice(0, 160); } console.log(label, (performance.now() - t).toFixed(1), 'ms', typeof r === 'string' ? r : ''); };
+let deep = { type: 'string' }; for (let i = 0; i < 3000; i++) deep = { items: deep };
+time('deep 3000', () => compileValidator(deep, 't', 'output'));
+const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 20000 }, (_, i) => ['p' + i, { type: 'string', minLength: 1 }])) };
+console.log('wide bytes', JSON.stringify(wide).length);
+time('wide 20000', () => compileValidator(wide, 't', 'output'));
+time('alt pattern', () => compileValidator({ pattern: '(' + Array.from({ length: 5000 }, (_, i) => 'w' + i).join('|') + ')+' }, 't', 'output'));
+time('rep pattern', () => compileValidator({ pattern: '((a{1000}){1000}){1000}' }, 't', 'output'));
+time('rep pattern2', () => compileValidator({ pattern: '(a{100}){100}' }, 't', 'output'));
+const v = compileValidator({ pattern: '[a-q][^u-z]{13}x' }, 't', 'output');
+time('dfa blowup value', () => v('abcdefghijklmnopqrstuvwxyz'.repeat(4000)));
+const defs = {}; for (let i = 0; i < 2000; i++) defs['d' + i] = { anyOf: [{ $ref: '#/$defs/d' + (i + 1) }, { type: 'string' }] }; defs.d2000 = { type: 'object' };
+time('ref chain 2000 compile', () => compileValidator({ $defs: defs, $ref: '#/$defs/d0' }, 't', 'output'));
