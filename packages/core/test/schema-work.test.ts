@@ -147,6 +147,11 @@ describe('schemas that would escape the bounds are refused at load', () => {
     expect(() => engine([tool('sneaky', { parameters })])).toThrow('tool "sneaky" parameters is not a usable JSON Schema: at /properties/a/$ref: "#/properties/b/enum/0" points at a value that is not a subschema');
   });
 
+  it('so is one through an embedded $id resource, whatever base URI it resolves against', () => {
+    const parameters = { type: 'object', $defs: { r: { $id: 'https://example.com/r', enum: [{ type: 'string' }] } }, properties: { a: { $ref: 'https://example.com/r#/enum/0' }, b: { $ref: 'other#/properties' } } };
+    expect(() => engine([tool('sneaky', { parameters })])).toThrow('at /properties/a/$ref: "https://example.com/r#/enum/0" points at a value that is not a subschema');
+  });
+
   it('a schema with more subschemas than ajv compiles quickly', () => {
     const parameters = { type: 'object', properties: Object.fromEntries(Array.from({ length: 1500 }, (_, index) => [`p${index}`, { type: 'string' }])) };
     expect(() => engine([tool('huge', { parameters })])).toThrow(/tool "huge" parameters is not a usable JSON Schema: at .*more than 1000 subschemas/);

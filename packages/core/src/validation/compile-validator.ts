@@ -74,7 +74,7 @@ export function compileValidator(schema: JsonSchema, toolName: string, field: 'p
   let compiled: ReturnType<AjvInstance['compile']>;
   let metered: JsonSchema | undefined;
   try {
-    metered = meteredCopy(schema, (uri) => ajv.getSchema(uri) !== undefined);
+    metered = meteredCopy(schema);
     compiled = ajv.compile(metered);
   } catch (error) {
     const reason = error instanceof RefusedSchema ? `at ${error.message}` : (error as Error).message;

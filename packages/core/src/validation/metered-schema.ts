@@ -11,7 +11,6 @@ export const METER_KEYWORD = 'airlock:meter';
 const SUBSCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
 const DATA = new Set(['enum', 'const']);
 const REFS = ['$ref', '$dynamicRef', '$recursiveRef'];
-const ROOT = 'airlock:/root';
 
 /**
  * ajv compiles about a millisecond's worth of code per subschema, on the host's thread at
@@ -23,7 +22,6 @@ export const MAX_SUBSCHEMAS = 1000;
 type Json = JsonValue;
 interface RefSite {
   readonly ref: string;
-  readonly base: string;
   readonly path: string;
 }
 
@@ -34,31 +32,18 @@ function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-function withoutFragment(url: string): string {
-  const hash = url.indexOf('#');
-  return hash === -1 ? url : url.slice(0, hash);
-}
-
-export function meteredCopy(schema: JsonSchema, knownElsewhere: (uri: string) => boolean): JsonSchema {
+export function meteredCopy(schema: JsonSchema): JsonSchema {
   const metered = new WeakSet<object>();
-  const resources = new Map<string, Json>();
+  const resources: Json[] = [];
   const refs: RefSite[] = [];
   let subschemas = 0;
 
   // Every object is copied as a schema, unknown keywords' values included: a `$ref` may
   // point at any of them, and metering one that is never compiled costs nothing.
-  function copy(value: Json, base: string, path: string): Json {
-    if (Array.isArray(value)) return value.map((item, index) => copy(item, base, `${path}/${index}`));
+  function copy(value: Json, path: string): Json {
+    if (Array.isArray(value)) return value.map((item, index) => copy(item, `${path}/${index}`));
     if (value === null || typeof value !== 'object') return value;
     const record = value as Readonly<Record<string, Json>>;
-    let here = base;
-    if (typeof record.$id === 'string') {
-      try {
-        here = withoutFragment(new URL(record.$id, base).href);
-      } catch {
-        throw new RefusedSchema(`${path || '/'}: $id ${JSON.stringify(record.$id)} is not a URI reference`);
-      }
-    }
     const out: Record<string, Json> = {};
     for (const [key, child] of Object.entries(record)) {
       const at = `${path}/${escapePointer(key)}`;
@@ -68,43 +53,42 @@ export function meteredCopy(schema: JsonSchema, knownElsewhere: (uri: string) =>
       }
       if (DATA.has(key)) out[key] = child;
       else if (SUBSCHEMA_MAP.has(key) && child !== null && typeof child === 'object' && !Array.isArray(child)) {
-        out[key] = Object.fromEntries(Object.entries(child).map(([name, sub]) => [name, copy(sub, here, `${at}/${escapePointer(name)}`)]));
-      } else out[key] = copy(child, here, at);
+        out[key] = Object.fromEntries(Object.entries(child).map(([name, sub]) => [name, copy(sub, `${at}/${escapePointer(name)}`)]));
+      } else out[key] = copy(child, at);
     }
-    for (const key of REFS) if (typeof record[key] === 'string') refs.push({ ref: record[key], base: here, path: `${path}/${key}` });
+    for (const key of REFS) if (typeof record[key] === 'string') refs.push({ ref: record[key], path: `${path}/${key}` });
     out[METER_KEYWORD] = true;
     metered.add(out);
     if ((subschemas += 1) > MAX_SUBSCHEMAS) throw new RefusedSchema(`${path || '/'}: the schema has more than ${MAX_SUBSCHEMAS} subschemas (objects); split the tool or simplify its schema`);
-    if (here !== base || path === '') resources.set(here, out);
+    if (typeof record.$id === 'string' || path === '') resources.push(out);
     return out;
   }
 
-  const root = copy(schema, ROOT, '') as JsonSchema;
+  const root = copy(schema, '') as JsonSchema;
   for (const site of refs) checkRef(site);
   return root;
 
-  function checkRef({ ref, base, path }: RefSite): void {
-    let url: URL;
+  // A JSON pointer is checked against every resource of the document (the root and each
+  // $id), not only the one it names: whatever base ajv settles on, the spot it compiles
+  // is then a metered subschema (or a boolean, or a meta-schema ajv ships).
+  function checkRef({ ref, path }: RefSite): void {
+    const hash = ref.indexOf('#');
+    if (hash === -1) return; // a bare id names a resource root: metered
+    let fragment: string;
     try {
-      url = new URL(ref, base);
+      fragment = decodeURIComponent(ref.slice(hash + 1));
     } catch {
-      throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} is not a URI reference`);
+      throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} has a malformed fragment`);
     }
-    const fragment = decodeURIComponent(url.hash.slice(1));
-    if (!fragment.startsWith('/')) return; // "#", "#anchor" and bare ids land on schema positions, all metered
-    const resource = withoutFragment(url.href);
-    let target = resources.get(resource);
-    if (target === undefined) {
-      if (knownElsewhere(resource)) return; // a meta-schema ajv ships
-      throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} names no schema in this document`);
-    }
-    for (const segment of fragment.slice(1).split('/')) {
-      const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
-      target = target !== null && typeof target === 'object' ? (target as Record<string, Json>)[key] : undefined;
-      if (target === undefined) return; // ajv reports the missing target at compile time
-    }
-    if (typeof target === 'boolean') return;
-    if (target === null || typeof target !== 'object' || !metered.has(target)) {
+    if (!fragment.startsWith('/')) return; // "#" and "#anchor" land on schema positions, all metered
+    const segments = fragment.slice(1).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+    for (const resource of resources) {
+      let target: Json | undefined = resource;
+      for (const key of segments) {
+        target = target !== null && typeof target === 'object' ? (target as Readonly<Record<string, Json>>)[key] : undefined;
+        if (target === undefined) break;
+      }
+      if (target === undefined || target === null || typeof target !== 'object' || metered.has(target)) continue;
       throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} points at a value that is not a subschema (inside enum, const or a keyword map)`);
     }
   }
