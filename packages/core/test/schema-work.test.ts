@@ -122,6 +122,14 @@ describe('every validation runs under a step budget sized by the value', () => {
     expect(ms).toBeLessThan(1000);
   });
 
+  it('one costly application is refused before it runs: a 208,000-character key against 100 patterns, twice', async () => {
+    // Each pattern defeats RE2's DFA: about 9 ms per test of this key; patternProperties and additionalProperties test it 200 times.
+    const patternProperties = Object.fromEntries(Array.from({ length: 100 }, (_, index) => [`[a-q][^u-z]{13}x{${index + 2}}`, { type: 'string' }]));
+    const { result, ms } = await outputCheck({ type: 'object', patternProperties, additionalProperties: { type: 'string' } }, { [`${'abcdefghijklmnopqrstuvwxyz'.repeat(8000)}!`]: 1 });
+    expect(error(result).message).toMatch(/validation stopped/);
+    expect(ms).toBeLessThan(1000);
+  });
+
   it('a $ref cycle that never descends into the value is a result, not an exception', async () => {
     const [result] = await engine([tool('cycle', { parameters: { type: 'object', $ref: '#' } })]).run([call('cycle', {})]);
     expect(error(result!)).toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('recurses') });

@@ -12,7 +12,9 @@ type Schema = Record<string, unknown>;
 const ERROR = 16;
 
 /** Keywords that walk a string, an array's items or an object's keys once per application. */
-const SCANS_CHARS = ['minLength', 'maxLength', 'format'];
+const SCANS_CHARS = ['minLength', 'maxLength'];
+/** Formats mostly run on the linear engine: steps per character, like a short pattern. */
+const FORMAT = 8;
 const SCANS_ITEMS = ['items', 'prefixItems', 'additionalItems', 'contains', 'unevaluatedItems', 'uniqueItems'];
 const SCANS_KEYS = ['additionalProperties', 'propertyNames', 'minProperties', 'maxProperties', 'unevaluatedProperties'];
 
@@ -20,8 +22,24 @@ function count(schema: Schema, keywords: readonly string[], only?: unknown): num
   return keywords.reduce((sum, keyword) => sum + (schema[keyword] === undefined || (only !== undefined && schema[keyword] !== only) ? 0 : 1), 0);
 }
 
-/** What one application of `schema` costs: fixed steps, and steps per char, item and key of the value. */
-export function weigh(schema: Schema): { weight: number; perChar: number; perItem: number; perKey: number } {
+/** Steps per character a pattern costs: re2js is pure JS (about 100 ns a character for a simple pattern), more for a longer one. */
+function patternCost(pattern: string): number {
+  return 4 + Math.ceil(pattern.length / 4);
+}
+
+export interface Weight {
+  /** Fixed steps of one application. */
+  readonly weight: number;
+  /** Steps per character of a string value, item of an array, key of an object. */
+  readonly perChar: number;
+  readonly perItem: number;
+  readonly perKey: number;
+  /** Steps per character of an object's keys (patternProperties tests each key). */
+  readonly perKeyChar: number;
+}
+
+/** What one application of `schema` costs. */
+export function weigh(schema: Schema): Weight {
   let weight = 1;
   for (const [keyword, value] of Object.entries(schema)) {
     if (keyword === 'properties' && value !== null && typeof value === 'object') weight += Object.keys(value).length;
@@ -35,24 +53,28 @@ export function weigh(schema: Schema): { weight: number; perChar: number; perIte
   const extraItems = count(schema, ['items', 'additionalItems', 'unevaluatedItems'], false);
   // Comparing a value with each enum member, or with const, walks it once per member.
   const equals = Array.isArray(schema.enum) ? schema.enum.length : schema.const === undefined ? 0 : 1;
-  const patterns = schema.patternProperties !== null && typeof schema.patternProperties === 'object' ? 4 * Object.keys(schema.patternProperties).length : 0;
-  // The linear engine is pure JS: about 100 ns a character for a simple pattern, more for a longer one.
-  const pattern = typeof schema.pattern === 'string' ? 4 + Math.ceil(schema.pattern.length / 4) : 0;
+  const patterns = schema.patternProperties !== null && typeof schema.patternProperties === 'object' ? Object.keys(schema.patternProperties) : [];
+  // patternProperties tests every key against every pattern, and additionalProperties tests them again.
+  const keyPatterns = patterns.reduce((sum, pattern) => sum + patternCost(pattern), 0) * (schema.additionalProperties === undefined ? 1 : 2);
   return {
     weight,
-    perChar: count(schema, SCANS_CHARS) + pattern + equals,
+    perChar: count(schema, SCANS_CHARS) + (typeof schema.format === 'string' ? FORMAT : 0) + (typeof schema.pattern === 'string' ? patternCost(schema.pattern) : 0) + equals,
     perItem: count(schema, SCANS_ITEMS) + ERROR * extraItems + equals,
-    perKey: count(schema, SCANS_KEYS) + ERROR * extraKeys + patterns + equals,
+    perKey: count(schema, SCANS_KEYS) + ERROR * extraKeys + patterns.length + equals,
+    perKeyChar: keyPatterns,
   };
 }
 
 export const meterKeyword: CodeKeywordDefinition = {
   keyword: METER_KEYWORD,
   schemaType: 'boolean',
+  // Charged first in each application, before $ref, the applicators and the typed keywords:
+  // one costly application (a long key against many patterns) is refused before it runs.
+  before: '$ref',
   code(cxt) {
-    const { weight, perChar, perItem, perKey } = weigh(cxt.parentSchema as Schema);
+    const { weight, perChar, perItem, perKey, perKeyChar } = weigh(cxt.parentSchema as Schema);
     const ref = cxt.gen.scopeValue('keyword', { ref: meter });
-    cxt.gen.code(_`${ref}.apply(${cxt.data}, ${weight}, ${perChar}, ${perItem}, ${perKey})`);
+    cxt.gen.code(_`${ref}.apply(${cxt.data}, ${weight}, ${perChar}, ${perItem}, ${perKey}, ${perKeyChar})`);
   },
 };
 

@@ -38,11 +38,15 @@ export class WorkMeter {
    * One subschema application: its own weight, plus the immediate size of the value
    * times how many of its keywords scan that kind of value.
    */
-  apply(data: unknown, weight: number, perChar: number, perItem: number, perKey: number): void {
+  apply(data: unknown, weight: number, perChar: number, perItem: number, perKey: number, perKeyChar: number): void {
     let steps = weight;
     if (typeof data === 'string') steps += perChar * data.length;
     else if (Array.isArray(data)) steps += perItem * data.length;
-    else if (perKey > 0 && typeof data === 'object' && data !== null) steps += perKey * Object.keys(data).length;
+    else if ((perKey > 0 || perKeyChar > 0) && typeof data === 'object' && data !== null) {
+      const keys = Object.keys(data);
+      steps += perKey * keys.length;
+      if (perKeyChar > 0) for (const key of keys) steps += perKeyChar * key.length;
+    }
     this.charge(steps);
   }
 
