@@ -3,12 +3,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
-import { BIN, ROOT } from './support/run-cli.js';
+import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
 
 let busyDir: string;
 beforeAll(async () => {
@@ -133,26 +133,37 @@ describe('airlock serve over stdio', () => {
   });
 });
 
-describe('airlock serve over Streamable HTTP', () => {
-  let server: ChildProcess;
-  let url: URL;
+/** A real `airlock serve --http 0` on loopback; `stderr()` is what it logged so far. */
+async function startHttp(extra: string[] = []): Promise<{ url: URL; stderr: () => string; stop: () => void }> {
+  const server = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--plugins', 'examples/plugins', '--plugins', busyDir, ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  // The signal: the server logs its address once it listens.
+  await new Promise<void>((resolve, reject) => {
+    server.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (/listening on http:\/\/\S+/.test(stderr)) resolve();
+    });
+    server.once('exit', (code) => reject(new Error(`airlock serve exited (${code}): ${stderr}`)));
+  });
+  return { url: new URL(/listening on (http:\/\/\S+)/.exec(stderr)![1]!), stderr: () => stderr, stop: () => server.kill('SIGTERM') };
+}
+
+describe('airlock serve over Streamable HTTP', () => {
+  let url: URL;
+  let stderr: () => string;
+  let stop: () => void;
   beforeAll(async () => {
-    server = spawn(process.execPath, [BIN, 'serve', '--http', '0', '--plugins', 'examples/plugins', '--plugins', busyDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const deadline = Date.now() + 20_000;
-    while (!/listening on http:\/\/\S+/.test(stderr) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    url = new URL(/listening on (http:\/\/\S+)/.exec(stderr)![1]!);
+    ({ url, stderr, stop } = await startHttp());
   });
   afterAll(() => {
-    server.kill('SIGTERM');
+    stop();
   });
 
   behaviours(async (options) => {
     const client = makeClient(options);
     const transport = new StreamableHTTPClientTransport(url);
     await client.connect(transport);
-    return { client, stderr: () => stderr, close: () => client.close() };
+    return { client, stderr, close: () => client.close() };
   });
 
   it('answers 404 off the /mcp path and refuses a foreign Host header', async () => {
@@ -169,5 +180,121 @@ describe('airlock serve over Streamable HTTP', () => {
     });
     expect(await status('evil.example')).toBe(403);
     expect(await status(url.host)).toBe(200);
+  });
+});
+
+describe('airlock serve --http: sessions and tenancy', () => {
+  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  /** A raw initialize POST: the status, headers and JSON-RPC body a refused client sees. */
+  const rawInitialize = async (url: URL, headers: Record<string, string> = {}) => {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: initialize });
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: response.headers.get('content-type')?.includes('json') ? ((await response.json()) as { error?: { code: number; message: string } }) : await response.text() };
+  };
+  const connect = async (url: URL, headers: Record<string, string> = {}) => {
+    const client = makeClient();
+    const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+    await client.connect(transport);
+    return { client, transport };
+  };
+  const tenantOf = async (client: Client) => {
+    const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
+    return (result.structuredContent ?? JSON.parse(text(result))) as { tenant: string };
+  };
+
+  it('by default every session is one tenant: opening more sessions buys no bigger share', async () => {
+    const { url, stop } = await startHttp();
+    try {
+      const first = await connect(url);
+      const second = await connect(url);
+      expect((await tenantOf(first.client)).tenant).toBe('default');
+      expect((await tenantOf(second.client)).tenant).toBe('default');
+      await Promise.all([first.client.close(), second.client.close()]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('--tenant-header: the operator-named header sets the tenant; missing or switched, the request is refused', async () => {
+    const { url, stop } = await startHttp(['--tenant-header', 'X-Tenant']);
+    try {
+      const acme = await connect(url, { 'X-Tenant': 'acme' });
+      const globex = await connect(url, { 'X-Tenant': 'globex' });
+      expect((await tenantOf(acme.client)).tenant).toBe('acme');
+      expect((await tenantOf(globex.client)).tenant).toBe('globex');
+
+      const missing = await rawInitialize(url);
+      expect(missing).toMatchObject({ status: 400, body: { error: { code: -32600, message: expect.stringContaining('missing x-tenant header') } } });
+      expect((await rawInitialize(url, { 'X-Tenant': 'bad tenant!' })).status).toBe(400);
+
+      // A session keeps the tenant it opened with: another value on its id is refused.
+      const switched = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': acme.transport.sessionId!, 'mcp-protocol-version': '2025-06-18', 'x-tenant': 'globex' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) });
+      expect(switched.status).toBe(403);
+      expect(await switched.json()).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining('does not match') } });
+      await Promise.all([acme.client.close(), globex.client.close()]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('--max-sessions and --max-sessions-per-tenant refuse new sessions with 503 and 429, and a closed session frees its place', async () => {
+    const { url, stop } = await startHttp(['--tenant-header', 'X-Tenant', '--max-sessions', '3', '--max-sessions-per-tenant', '2']);
+    try {
+      const first = await connect(url, { 'X-Tenant': 'acme' });
+      await connect(url, { 'X-Tenant': 'acme' });
+      const perTenant = await rawInitialize(url, { 'X-Tenant': 'acme' });
+      expect(perTenant).toMatchObject({ status: 429, body: { error: { code: -32000, message: expect.stringContaining('tenant "acme" already holds 2 sessions') } } });
+
+      await connect(url, { 'X-Tenant': 'globex' });
+      const full = await rawInitialize(url, { 'X-Tenant': 'initech' });
+      expect(full).toMatchObject({ status: 503, retryAfter: '600', body: { error: { code: -32000, message: expect.stringContaining('too many sessions: 3 are open') } } });
+      await expect(connect(url, { 'X-Tenant': 'initech' })).rejects.toThrow();
+
+      // DELETE closes a session; its place (and acme's) is free again.
+      await first.transport.terminateSession();
+      const again = await connect(url, { 'X-Tenant': 'acme' });
+      expect((await tenantOf(again.client)).tenant).toBe('acme');
+    } finally {
+      stop();
+    }
+  });
+
+  it('--idle-timeout closes a session nobody uses (its id then gets 404), never one with a call in flight', async () => {
+    const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
+    try {
+      const busy = await connect(url);
+      const idle = await connect(url);
+      const idleId = idle.transport.sessionId!;
+      // The busy session's call outlasts the timeout several times over, and still answers.
+      const call = busy.client.callTool({ name: 'busy_exclusive', arguments: { ms: 3000 } }) as Promise<CallToolResult>;
+      await expect.poll(() => stderr(), { timeout: 10_000 }).toContain(`session ${idleId} (default) closed after 1 s idle`);
+      const stale = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': idleId, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+      expect(stale.status).toBe(404);
+      expect(await stale.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001, message: expect.stringContaining('expired after 1 s idle') } });
+      expect((await call).isError).toBe(false);
+      expect(stderr()).not.toContain(`session ${busy.transport.sessionId} (default) closed`);
+      // A new session works at once.
+      const fresh = await connect(url);
+      expect((await tenantOf(fresh.client)).tenant).toBe('default');
+    } finally {
+      stop();
+    }
+  });
+
+  it.each([
+    [['--http', '0', '--idle-timeout', '0'], /--idle-timeout must be a whole number from 1 to 86400/],
+    [['--http', '0', '--max-sessions', 'many'], /--max-sessions must be a whole number/],
+    [['--http', '0', '--tenant', 'a', '--tenant-header', 'X-Tenant'], /--tenant and --tenant-header exclude each other/],
+    [['--http', '0', '--tenant-header', 'Mcp-Session-Id'], /--tenant-header must be an HTTP header name/],
+    [['--max-sessions', '5'], /--max-sessions applies to --http only/],
+  ])('bad session flags exit 2 with one line: %j', async (args, message) => {
+    const run = await airlock(['serve', '--plugins', 'examples/plugins', ...args]);
+    expect(run.code).toBe(2);
+    expect(oneLine(run.stderr)).toMatch(message);
+  });
+
+  it('--help documents the tenancy and session flags', async () => {
+    const run = await airlock(['serve', '--help']);
+    expect(run.stdout).toMatch(/--tenant-header <h>[\s\S]*--max-sessions <n>[\s\S]*--max-sessions-per-tenant[\s\S]*--idle-timeout <s>/);
+    expect(run.stdout).toContain('default: "default", one tenant for all');
   });
 });

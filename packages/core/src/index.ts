@@ -21,7 +21,7 @@ export { toJsonSchema } from './tool/to-json-schema.js';
 
 export { ToolRegistry } from './registry/tool-registry.js';
 export type { RegisteredTool } from './registry/tool-registry.js';
-export { compileValidator } from './validation/compile-validator.js';
+export { compileValidator, DEFAULT_VALIDATION_BUDGET, type SchemaValidator, type ValidationBudget } from './validation/compile-validator.js';
 export { describeValidationErrors } from './validation/describe-errors.js';
 
 export { openaiChat } from './providers/openai-chat.js';

@@ -1,11 +1,12 @@
 // airlock serve: sandboxed plugins to any MCP client, over stdio (default) or
 // Streamable HTTP on a loopback port. stdout is the protocol; logs go to stderr.
+import { ToolRegistry } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { mcpServerEntry } from '../support/bin-path.js';
@@ -15,6 +16,7 @@ import { openSandbox } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
+import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const SERVE_HELP = `Usage: airlock serve --plugins <dir>... [options]
@@ -26,7 +28,18 @@ gate, the sandbox and its limits. Failures are isError results the model can rea
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
   --http <port>       Streamable HTTP on 127.0.0.1:<port>/mcp instead of stdio (0: any free port)
-  --tenant <id>       one tenant for every session (default: one tenant per MCP session)
+  --tenant <id>       the tenant of every session (default: "default", one tenant for all)
+  --tenant-header <h> with --http: each session's tenant is this request header's value
+                      (e.g. X-Tenant), set by a trusted proxy in front; a session keeps
+                      the tenant it opened with
+  --max-sessions <n>  with --http: most sessions open at once (default 100); past it a
+                      new session gets HTTP 503 and a JSON-RPC error
+  --max-sessions-per-tenant <n>
+                      with --http: most sessions one tenant may hold (default: --max-sessions);
+                      past it HTTP 429
+  --idle-timeout <s>  with --http: close a session after this many seconds with no request
+                      in flight (default 600); its id then gets HTTP 404, so the client
+                      starts a new session
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
   --capabilities <m>  an ES module whose default export names host functions plugins may be granted
@@ -47,6 +60,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     plugins: { type: 'string', multiple: true },
     http: { type: 'string' },
     tenant: { type: 'string' },
+    'tenant-header': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'max-sessions-per-tenant': { type: 'string' },
+    'idle-timeout': { type: 'string' },
     approve: { type: 'string', multiple: true },
     'approve-all': { type: 'boolean' },
     capabilities: { type: 'string' },
@@ -58,14 +75,29 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const port = values.http === undefined ? undefined : Number(values.http);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError('--http must be a port number from 0 to 65535');
-  if (values.tenant !== undefined && !/^[\w.:@-]{1,128}$/.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
+  if (values.tenant !== undefined && !TENANT.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
+  const httpOnly = (['tenant-header', 'max-sessions', 'max-sessions-per-tenant', 'idle-timeout'] as const).find((flag) => values[flag] !== undefined);
+  if (httpOnly !== undefined && port === undefined) throw new UsageError(`--${httpOnly} applies to --http only (over stdio there is one session)`);
+  if (values.tenant !== undefined && values['tenant-header'] !== undefined) throw new UsageError('--tenant and --tenant-header exclude each other: one fixed tenant, or one per header value');
+  const tenantHeader = values['tenant-header'];
+  if (tenantHeader !== undefined && (!/^[!#$%&'*+.^`|~\w-]{1,64}$/.test(tenantHeader) || RESERVED_HEADERS.has(tenantHeader.toLowerCase()))) {
+    throw new UsageError('--tenant-header must be an HTTP header name (letters, digits, -) that HTTP or MCP does not already use');
+  }
+  const maxSessions = count('--max-sessions', values['max-sessions'], 100, 100_000);
+  const limits: SessionLimits = {
+    maxSessions,
+    maxPerTenant: count('--max-sessions-per-tenant', values['max-sessions-per-tenant'], maxSessions, maxSessions),
+    idleMs: count('--idle-timeout', values['idle-timeout'], 600, 86_400) * 1000,
+  };
   if ((values.plugins ?? []).length === 0) throw new UsageError('--plugins <dir> is required (see "airlock serve --help")');
 
   const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities));
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  const session = (tenant: string): Omit<McpSessionOptions, 'tenant'> & { tenant: string } => ({
+  const registry = new ToolRegistry(sandbox.tools());
+  const session = (tenant: string): McpSessionOptions => ({
     sandbox,
-    tenant: values.tenant ?? tenant,
+    registry,
+    tenant,
     version: pkg.version,
     approve: new Set(values.approve ?? []),
     approveAll: values['approve-all'] === true,
@@ -74,13 +106,28 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const tools = sandbox.tools().map((tool) => tool.name);
   log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}`);
 
-  if (port === undefined) await serveStdio(sandbox, session);
-  else await serveHttp(sandbox, session, port);
+  const fixedTenant = values.tenant ?? DEFAULT_TENANT;
+  if (port === undefined) await serveStdio(sandbox, session(fixedTenant));
+  else await serveHttp(sandbox, session, port, limits, tenantHeader === undefined ? { fixed: fixedTenant } : { header: tenantHeader.toLowerCase() });
   return 0;
 }
 
-async function serveStdio(sandbox: Sandbox, session: (tenant: string) => McpSessionOptions): Promise<void> {
-  const server = createMcpSession(session(`mcp-${randomUUID()}`));
+// Tenancy is the operator's decision, never the client's: by default every session is one
+// tenant, so opening more sessions never buys a bigger share of the pool.
+const DEFAULT_TENANT = 'default';
+const TENANT = /^[\w.:@-]{1,128}$/;
+const RESERVED_HEADERS = new Set(['host', 'content-type', 'content-length', 'accept', 'authorization', 'cookie', 'connection', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+
+/** A positive whole number flag, `fallback` when absent. */
+function count(flag: string, raw: string | undefined, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1 || value > max) throw new UsageError(`${flag} must be a whole number from 1 to ${max}`);
+  return value;
+}
+
+async function serveStdio(sandbox: Sandbox, options: McpSessionOptions): Promise<void> {
+  const server = createMcpSession(options);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
@@ -91,9 +138,61 @@ async function serveStdio(sandbox: Sandbox, session: (tenant: string) => McpSess
   await sandbox.close();
 }
 
-async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessionOptions, port: number): Promise<void> {
-  const transports = new Map<string, StreamableHTTPServerTransport>();
-  let allowedHosts: string[] = [];
+type Tenancy = { readonly fixed: string } | { readonly header: string };
+
+/** A refusal the client can read: an HTTP status and a JSON-RPC error body. */
+function refuse(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** The tenant a request names, or why it names none. */
+function tenantOf(req: IncomingMessage, tenancy: Tenancy): { tenant: string } | { problem: string } {
+  if ('fixed' in tenancy) return { tenant: tenancy.fixed };
+  const value = req.headers[tenancy.header];
+  if (value === undefined) return { problem: `missing ${tenancy.header} header: this server takes each session's tenant from it` };
+  if (typeof value !== 'string' || !TENANT.test(value)) return { problem: `the ${tenancy.header} header must be sent once, as 1-128 letters, digits or . _ : @ -` };
+  return { tenant: value };
+}
+
+async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessionOptions, port: number, limits: SessionLimits, tenancy: Tenancy): Promise<void> {
+  const idleSeconds = limits.idleMs / 1000;
+  const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, (id, tenant) => log(`session ${id} (${tenant}) closed after ${idleSeconds} s idle`));
+  const allowedHosts: string[] = [];
+
+  const openSession = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const named = tenantOf(req, tenancy);
+    if ('problem' in named) return refuse(res, 400, -32600, named.problem);
+    const { tenant } = named;
+    const admission = sessions.admit(tenant);
+    if (!admission.ok) return refuse(res, admission.status, -32000, admission.message, admission.status === 503 ? { 'retry-after': String(Math.ceil(idleSeconds)) } : {});
+    let opened = false;
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        opened = true;
+        sessions.add(id, tenant, transport);
+        log(`session ${id} opened for tenant ${tenant} (${sessions.size} open)`);
+      },
+      onsessionclosed: (id) => {
+        sessions.remove(id);
+      },
+      // Only this loopback address may be named in Host: no DNS rebinding.
+      enableDnsRebindingProtection: true,
+      allowedHosts,
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.remove(transport.sessionId);
+    };
+    // Not an initialize, or it failed: the place goes back, nothing stays open.
+    res.once('close', () => {
+      if (opened) return;
+      admission.release();
+      void transport.close().catch(() => undefined);
+    });
+    await createMcpSession(session(tenant)).connect(transport);
+    await transport.handleRequest(req, res);
+  };
+
   const http: HttpServer = createServer((req, res) => {
     void (async () => {
       if ((req.url ?? '').split('?')[0] !== '/mcp') {
@@ -101,33 +200,15 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
         return;
       }
       const header = req.headers['mcp-session-id'];
-      const sessionId = typeof header === 'string' ? header : undefined;
-      let transport = sessionId === undefined ? undefined : transports.get(sessionId);
-      if (transport === undefined) {
-        if (sessionId !== undefined) {
-          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'unknown session' }, id: null }));
-          return;
-        }
-        // A new session: its own MCP server, engine and tenant.
-        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => {
-            transports.set(id, created);
-          },
-          onsessionclosed: (id) => {
-            transports.delete(id);
-          },
-          // Only this loopback address may be named in Host: no DNS rebinding.
-          enableDnsRebindingProtection: true,
-          allowedHosts,
-        });
-        created.onclose = () => {
-          if (created.sessionId !== undefined) transports.delete(created.sessionId);
-        };
-        await createMcpSession(session(`mcp-${randomUUID()}`)).connect(created);
-        transport = created;
+      if (header === undefined) return openSession(req, res);
+      const open = typeof header === 'string' ? sessions.get(header) : undefined;
+      if (open === undefined) return refuse(res, 404, -32001, `session not found: it was closed, or expired after ${idleSeconds} s idle; start a new session`);
+      if (!('fixed' in tenancy) && req.headers[tenancy.header] !== open.tenant) {
+        return refuse(res, 403, -32000, `the ${tenancy.header} header does not match the tenant this session was opened for`);
       }
-      await transport.handleRequest(req, res);
+      // A standalone SSE stream (GET) does not count as activity: it cannot pin the session.
+      if (req.method !== 'GET') res.once('close', sessions.begin(header as string));
+      await open.value.handleRequest(req, res);
     })().catch((error: unknown) => {
       log(`request failed: ${error instanceof Error ? error.message : String(error)}`);
       if (!res.headersSent) res.writeHead(500).end();
@@ -138,10 +219,10 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     http.listen(port, '127.0.0.1', () => resolve());
   });
   const actual = (http.address() as AddressInfo).port;
-  allowedHosts = [`127.0.0.1:${actual}`, `localhost:${actual}`];
-  log(`listening on http://127.0.0.1:${actual}/mcp`);
+  allowedHosts.push(`127.0.0.1:${actual}`, `localhost:${actual}`);
+  log(`listening on http://127.0.0.1:${actual}/mcp (${'fixed' in tenancy ? `tenant ${tenancy.fixed}` : `tenant from the ${tenancy.header} header`}; at most ${limits.maxSessions} sessions, closed after ${idleSeconds} s idle)`);
   await stopSignal();
-  for (const transport of transports.values()) await transport.close().catch(() => undefined);
+  await sessions.closeAll();
   await new Promise<void>((resolve) => http.close(() => resolve()));
   await sandbox.close();
 }

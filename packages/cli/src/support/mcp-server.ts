@@ -1,13 +1,15 @@
 // One MCP server session over the sandbox: tools/list is the allowlisted projection
 // (plus outputSchema), tools/call walks the full pipeline. Failures are isError results,
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
-import { createEngine, mcpCallToolResult, type Approver, type JsonValue } from '@airlock/core';
+import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type ToolRegistry } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
 export interface McpSessionOptions {
   readonly sandbox: Sandbox;
+  /** The sandbox's tools, registered (schemas compiled) once and shared by every session. */
+  readonly registry: ToolRegistry;
   readonly tenant: string;
   readonly version: string;
   readonly approve: ReadonlySet<string>;
@@ -33,7 +35,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
   };
 
   const engine = createEngine({
-    tools: options.sandbox.tools(),
+    registry: options.registry,
     policy: { default: 'deny', rules: options.sandbox.policyRules() },
     preSchedule: options.sandbox.preSchedule,
     approver,

@@ -5,7 +5,8 @@ import type { JsonValue } from './json-types.js';
 import { freezeParsedJson } from './freeze-parsed-json.js';
 import { snapshotJson } from './snapshot-json.js';
 
-export type ArgumentsOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly message: string };
+/** `jsonLength`: the arguments' JSON text length, which sizes their validation budget. */
+export type ArgumentsOutcome = { readonly ok: true; readonly value: JsonValue; readonly jsonLength: number } | { readonly ok: false; readonly message: string };
 
 /** Deepest bracket nesting of JSON text, ignoring brackets inside strings; linear, no recursion. */
 export function jsonTextDepth(text: string): number {
@@ -27,7 +28,7 @@ export function jsonTextDepth(text: string): number {
 }
 
 export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: number; maxArgumentDepth: number }): ArgumentsOutcome {
-  if (raw === undefined || raw === '') return { ok: true, value: {} }; // no arguments at all means "{}"
+  if (raw === undefined || raw === '') return { ok: true, value: {}, jsonLength: 2 }; // no arguments at all means "{}"
   if (typeof raw === 'string') {
     // UTF-16 length bounds UTF-8 bytes from below, so this cheap check runs first.
     if (raw.length > limits.maxArgumentBytes || Buffer.byteLength(raw, 'utf8') > limits.maxArgumentBytes) {
@@ -44,13 +45,13 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     // JSON.parse output is plain and acyclic, and its depth was bounded above; its numbers may not be finite.
     const overflow = freezeParsedJson(parsed as JsonValue);
     if (overflow !== undefined) return { ok: false, message: `${overflow} is a number too large to represent (JSON numbers must be finite)` };
-    return { ok: true, value: parsed as JsonValue };
+    return { ok: true, value: parsed as JsonValue, jsonLength: raw.length };
   }
   try {
     const value = snapshotJson(raw, { label: 'arguments', maxDepth: limits.maxArgumentDepth });
-    const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
-    if (bytes > limits.maxArgumentBytes) return { ok: false, message: `arguments are larger than ${limits.maxArgumentBytes} bytes` };
-    return { ok: true, value };
+    const text = JSON.stringify(value);
+    if (Buffer.byteLength(text, 'utf8') > limits.maxArgumentBytes) return { ok: false, message: `arguments are larger than ${limits.maxArgumentBytes} bytes` };
+    return { ok: true, value, jsonLength: text.length };
   } catch (error) {
     if (AirlockError.isInstance(error)) return { ok: false, message: error.message.replace(/nesting deeper than (\d+)/, 'nested deeper than $1 levels') };
     throw error;

@@ -18,7 +18,7 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return failed(index, callId, name, tool, 'INVALID_ARGS', `${name}: arguments must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
-  if (!tool.validateArgs(value)) return failed(index, callId, name, tool, 'INVALID_ARGS', invalidArgsMessage(tool, name));
+  if (!tool.validateArgs(value, parsed.jsonLength)) return failed(index, callId, name, tool, 'INVALID_ARGS', invalidArgsMessage(tool, name));
   return { index, callId, name, tool, args: value as JsonObject, failure: undefined };
 }
 

@@ -21,7 +21,7 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
   if (Buffer.byteLength(text, 'utf8') > limits.maxOutputBytes) {
     return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the result is larger than ${limits.maxOutputBytes} bytes`);
   }
-  if (validateOutput !== undefined && !validateOutput(value)) {
+  if (validateOutput !== undefined && !validateOutput(value, text.length)) {
     return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${describeValidationErrors(validateOutput.errors)}`);
   }
   let content: unknown = text;

@@ -1,15 +1,14 @@
 // Holds registered tools by name and projects their model-facing schemas.
-import type { ValidateFunction } from 'ajv';
 import { AirlockError } from '../errors/airlock-error.js';
 import { defineTool } from '../tool/define-tool.js';
 import { schemaOf, type ToolSchema } from '../tool/schema-of.js';
 import type { AnyTool } from '../tool/tool-definition.js';
-import { compileValidator } from '../validation/compile-validator.js';
+import { compileValidator, type SchemaValidator } from '../validation/compile-validator.js';
 
 export interface RegisteredTool {
   readonly definition: AnyTool;
-  readonly validateArgs: ValidateFunction;
-  readonly validateOutput: ValidateFunction | undefined;
+  readonly validateArgs: SchemaValidator;
+  readonly validateOutput: SchemaValidator | undefined;
 }
 
 export class ToolRegistry {

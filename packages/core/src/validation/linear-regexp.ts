@@ -1,0 +1,61 @@
+// Regular expressions from plugin schemas run on RE2JS, a pure-JS port of RE2: time linear
+// in the input, so `^(a+)+$` cannot hold the host's event loop. What RE2 cannot do in
+// linear time (lookaround, backreferences) fails to compile, and the schema is refused.
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
+import { RE2JS } from 're2js';
+
+// ECMAScript's \s (WhiteSpace and LineTerminator), written for RE2; RE2's own \s is ASCII only.
+const JS_SPACE = '\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
+// ECMAScript's `.` stops at every line terminator; RE2's only at \n.
+const JS_DOT = '[^\\n\\r\\x{2028}\\x{2029}]';
+
+/** Rewrites the few escapes whose meaning differs between ECMAScript and RE2 (input already in RE2 syntax). */
+function alignWithEcmaScript(source: string): string {
+  let out = '';
+  let inClass = false;
+  for (let index = 0; index < source.length; index += 1) {
+    const char = source[index]!;
+    if (char === '\\' && index + 1 < source.length) {
+      const next = source[index + 1]!;
+      index += 1;
+      if (next === 's') out += inClass ? JS_SPACE : `[${JS_SPACE}]`;
+      else if (next === 'S' && !inClass) out += `[^${JS_SPACE}]`;
+      else out += `\\${next}`;
+      continue;
+    }
+    if (inClass) {
+      if (char === ']') inClass = false;
+    } else if (char === '[') {
+      // ECMAScript's `[]` is a class that matches nothing; RE2 would read `]` as a member.
+      if (source[index + 1] === ']') {
+        out += '[^\\x00-\\x{10FFFF}]';
+        index += 1;
+        continue;
+      }
+      inClass = true;
+    } else if (char === '.') {
+      out += JS_DOT;
+      continue;
+    }
+    out += char;
+  }
+  return out;
+}
+
+/** Compiles an ECMAScript pattern for linear-time matching; throws a one-line message when RE2 cannot run it. */
+export function compileLinear(pattern: string, caseInsensitive = false): RegExpLike {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(alignWithEcmaScript(RE2JS.translateRegExp(pattern)), caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
+  } catch (error) {
+    const reason = (error as Error).message.replace(/^error parsing regexp: /, '');
+    throw new Error(`pattern ${JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 80)}…` : pattern)} cannot run in linear time (${reason}); lookaround and backreferences are not supported`);
+  }
+  // ajv shares one compiled pattern per toString() key: it must name the pattern.
+  const key = `/${pattern}/${caseInsensitive ? 'i' : ''}`;
+  const linear: RegExpLike & { toString(): string } = { test: (input: string) => compiled.test(input), toString: () => key };
+  return linear;
+}
+
+/** ajv's `code.regExp`: every `pattern` and `patternProperties` key goes through here. */
+export const linearRegExp: RegExpEngine = Object.assign((pattern: string) => compileLinear(pattern), { code: 'airlockLinearRegExp' });
