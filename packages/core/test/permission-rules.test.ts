@@ -55,6 +55,21 @@ describe('path rules', () => {
     expect(verdict.reason).toMatch(/argument "path" contains a control character \(\\(x[0-9a-f]{2}|u[0-9a-f]{4}|u\{[0-9a-f]{5}\}|n|r|t) at \d+\)/);
   });
 
+  it('a list of paths: a deny applies when any entry matches, an allow only when every entry does; a value that is not a path cannot slip past a deny', () => {
+    const with_ = (path: unknown) => policy.decide('write_file', { path } as never, undefined).decision;
+    expect(with_(['/tmp/a', '/etc/passwd'])).toBe('deny');
+    expect(with_(['/tmp/a', '/tmp/b'])).toBe('allow');
+    expect(with_({ 0: '/etc/passwd' })).toBe('deny');
+    expect(with_([['/etc/passwd']])).toBe('deny');
+    expect(with_(42)).toBe('deny');
+    expect(with_(['/tmp/ok', '/etc/x\n'])).toBe('deny');
+    expect(policy.decide('write_file', {}, undefined).decision).toBe('allow'); // absent: the condition does not apply
+    const allowNotes = createPolicy({ default: 'deny', rules: [{ tool: 'write_file', when: { path: 'notes/**' }, decision: 'allow' }] });
+    expect(allowNotes.decide('write_file', { path: { 0: 'notes/a' } } as never, undefined).decision).toBe('deny');
+    expect(allowNotes.decide('write_file', { path: ['notes/a', '/etc/x'] }, undefined).decision).toBe('deny');
+    expect(allowNotes.decide('write_file', { path: ['notes/a', 'notes/b'] }, undefined).decision).toBe('allow');
+  });
+
   it('the refusal holds even for rules that would allow, and the reason shows no raw control character', () => {
     const allowNotes = createPolicy({ default: 'deny', rules: [{ tool: 'write_file', when: { path: 'notes/**' }, decision: 'allow' }] });
     const verdict = allowNotes.decide('write_file', { path: 'notes/a\u001b[2J.md' }, undefined);

@@ -95,14 +95,29 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
         let holds = true;
         for (const condition of conditions) {
           const value = valueAt(args, condition.argument);
-          if (typeof value !== 'string') {
+          // An absent argument meets no condition; a list of strings is judged entry by entry.
+          if (value === undefined) {
             holds = false;
             continue;
           }
-          const outcome = condition.evaluate(value);
-          // A value a rule cannot judge is never let through, whatever the rule would decide.
-          if ('refused' in outcome) return { decision: 'deny', reason: `${describeRule(rule)}: ${outcome.refused}` };
-          if (!outcome.holds) holds = false;
+          const values = typeof value === 'string' ? [value] : Array.isArray(value) && value.every((entry) => typeof entry === 'string') ? (value as string[]) : undefined;
+          if (values === undefined) {
+            // A number, object or nested list cannot be judged as a path: a restricting rule then
+            // applies (fail closed), a permitting one does not.
+            if (rule.decision === 'allow') holds = false;
+            continue;
+          }
+          // A restricting rule applies when any entry matches; a permitting one only when every entry does.
+          let any = false;
+          let every = values.length > 0;
+          for (const entry of values) {
+            const outcome = condition.evaluate(entry);
+            // A value a rule cannot judge is never let through, whatever the rule would decide.
+            if ('refused' in outcome) return { decision: 'deny', reason: `${describeRule(rule)}: ${outcome.refused}` };
+            if (outcome.holds) any = true;
+            else every = false;
+          }
+          if (!(rule.decision === 'allow' ? every : any)) holds = false;
         }
         if (!holds) continue;
         if (verdict === undefined || STRICTNESS[rule.decision] > STRICTNESS[verdict.decision]) {
