@@ -215,3 +215,67 @@ describe('the worker backstop', () => {
     if (mode === 'process') expect(setup.sandbox.processIds()).not.toEqual(processes);
   });
 });
+
+describe('found by the outside review', () => {
+  it('capability-flood.js: one call holds at most 4 MiB of requests at the embedder at once; the rest are refused at once', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const setup = await open([{ fixture: 'hostile/capability-flood.js', manifest: { capabilities: ['slow'], limits: { memoryMb: 64, timeoutMs: 5000, cpuMs: 2000 } } }], {}, {
+      slow: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
+        return 'ok';
+      },
+    });
+    const result = await setup.call('attack', 'attacker');
+    // '€' x 300,000 is 0.9 MB of UTF-8 as JSON: at most four fit in the 4 MiB a call may have in flight.
+    expect(most).toBeLessThanOrEqual(4);
+    const counts = (result as { value: Record<string, number> }).value;
+    expect(counts.answered! + counts.TOO_MANY_REQUESTS!).toBe(1000);
+    expect(counts.TOO_MANY_REQUESTS).toBeGreaterThan(0);
+  });
+
+  it('top-level-wedge.js: a top level whose thrown message spins is stopped within its budget and the plugin does not load', async () => {
+    const sandbox = createSandbox({ threads: 1 });
+    sandboxes.push(sandbox);
+    const dir = await pluginFolder('hostile/top-level-wedge.js', { limits: { memoryMb: 16, timeoutMs: 1000, cpuMs: 100 } });
+    dirs.push(dir);
+    const started = performance.now();
+    const [report] = await sandbox.checkPlugins([dir]);
+    expect(performance.now() - started).toBeLessThan(2500); // the describe budget (200 ms CPU, 1 s) plus the process start
+    expect(report!.problems.join('\n')).toMatch(/CPU|time|limit/i);
+  });
+
+  it('forged-top-level-verdict.js: a top level that throws "timed out" is its own load failure, not CPU_LIMIT', async () => {
+    const sandbox = createSandbox({ threads: 1 });
+    sandboxes.push(sandbox);
+    const dir = await pluginFolder('hostile/forged-top-level-verdict.js', { limits: { memoryMb: 16, timeoutMs: 2000, cpuMs: 1000 } });
+    dirs.push(dir);
+    const [report] = await sandbox.checkPlugins([dir]);
+    const problems = report!.problems.join('\n');
+    expect(problems).toContain('(forged)');
+    expect(problems).not.toContain('CPU_LIMIT');
+  });
+
+  it('classifier-stray-rejection.js: a classifier that leaves a rejection behind only makes its call exclusive; the process stays', async () => {
+    const setup = await open([{ fixture: 'hostile/classifier-stray-rejection.js' }], { threads: 2 });
+    expect(await setup.call('benign', 'victim', 'warm-up', { text: 'x' })).toMatchObject({ isError: false });
+    const processes = setup.sandbox.processIds();
+    for (let turn = 0; turn < 3; turn += 1) {
+      const results = await setup.engine.run([
+        { id: `a-${turn}`, name: 'attack', arguments: '{}' },
+        { id: `b-${turn}`, name: 'attack', arguments: '{}' },
+      ], { tenant: 'attacker' });
+      expect(results.map((result) => result.isError)).toEqual([false, false]);
+    }
+    expect(setup.sandbox.processIds()).toEqual(processes);
+  });
+
+  it.each(['fresh', 'warm'])('rope-flatten.js (%s realm): a string flattened past the heap limit is MEMORY_LIMIT, and nothing of it stays', async (realm) => {
+    const setup = await open([{ fixture: 'hostile/rope-flatten.js', manifest: { realm, limits: { memoryMb: 8, timeoutMs: 5000, cpuMs: 3000 } } }]);
+    expect(code(await setup.call('attack', 'attacker'))).toBe('MEMORY_LIMIT');
+    expect(await setup.call('benign', 'attacker', 'after', { text: 'ok' })).toMatchObject({ isError: false });
+  });
+});

@@ -116,21 +116,48 @@ describe('LiveCall', () => {
     await expect(other.finished).rejects.toThrow('disposed');
   });
 
-  it('refuses ungranted names, oversized arguments and floods, with codes and no host detail', async () => {
+  it('refuses ungranted names and oversized arguments (counted in UTF-8), with codes and no host detail', async () => {
     const realm = fakeRealm();
     const handler = vi.fn(async () => '"x"');
     const call = liveCall(realm, handler);
     call.request(1, 'admin.wipe', '{}');
     call.request(2, 'kv.get', 'x'.repeat(1024 * 1024 + 1));
+    call.request(3, 'kv.get', JSON.stringify('\u20ac'.repeat(400_000))); // 400,002 units, 1,200,002 bytes
     await flush();
     expect(handler).not.toHaveBeenCalled();
     expect(realm.entry.apply.mock.calls.map((args) => (args[1] as unknown[]).slice(2))).toEqual([
       [1, false, 'NOT_GRANTED'],
       [2, false, 'TOO_LARGE'],
+      [3, false, 'TOO_LARGE'],
     ]);
-    for (let id = 3; id < 1003; id += 1) call.request(id, 'kv.get', '{}');
+  });
+
+  it('bounds what one call has in flight at the embedder: requests and bytes', async () => {
+    const realm = fakeRealm();
+    const handler = vi.fn(() => new Promise<string>(() => undefined)); // a capability waiting on slow I/O
+    const call = liveCall(realm, handler);
+    for (let id = 1; id <= 20; id += 1) call.request(id, 'kv.get', '{}');
+    expect(handler).toHaveBeenCalledTimes(16);
+    const big = JSON.stringify('x'.repeat(900_000));
+    const bytes = liveCall(fakeRealm(), handler);
+    handler.mockClear();
+    for (let id = 1; id <= 6; id += 1) bytes.request(id, 'kv.get', big);
+    expect(handler).toHaveBeenCalledTimes(4); // 4 x 0.9 MB in flight; the fifth would pass 4 MiB
     await flush();
-    expect(handler).toHaveBeenCalledTimes(998);
+    const refused = realm.entry.apply.mock.calls.map((args) => args[1] as unknown[]).filter((args) => args[4] === 'TOO_MANY_REQUESTS');
+    expect(refused.map((args) => args[2])).toEqual([17, 18, 19, 20]);
+  });
+
+  it('refuses every request past 1,000 in one call', async () => {
+    const realm = fakeRealm();
+    const handler = vi.fn(async () => '"x"');
+    const call = liveCall(realm, handler);
+    for (let id = 1; id <= 1002; id += 1) {
+      call.request(id, 'kv.get', '{}');
+      if (id % 10 === 0) await flush();
+    }
+    await flush();
+    expect(handler).toHaveBeenCalledTimes(1000);
     const refused = realm.entry.apply.mock.calls.map((args) => args[1] as unknown[]).filter((args) => args[4] === 'TOO_MANY_REQUESTS');
     expect(refused.map((args) => args[2])).toEqual([1001, 1002]);
   });

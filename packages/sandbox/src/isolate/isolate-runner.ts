@@ -16,6 +16,13 @@ import { Watchdog } from './watchdog.js';
 /** Classifiers run under a tight budget: anything slower just means exclusive. */
 const CLASSIFY_BUDGET = { cpuMs: 50, timeoutMs: 250 };
 const DESCRIBE_BUDGET_CAP = { cpuMs: 2000, timeoutMs: 5000 };
+const MIB = 1024 * 1024;
+/**
+ * After a call, a heap past twice its limit (plus room for V8's young generation, which
+ * isolated-vm's limit does not count) means the limit was outrun, not approached.
+ */
+const HEAP_OVERSHOOT_FACTOR = 2;
+const HEAP_OVERSHOOT_SLACK_BYTES = 16 * MIB;
 
 interface Budget {
   readonly cpuMs: number;
@@ -103,16 +110,21 @@ export class IsolateRunner {
     try {
       realm = (useWarm ? takeWarm(slot) : undefined) ?? takeSpare(slot) ?? this.#build(slot, plugin);
       // Top-level plugin code runs here, inside the task's budget, never while a realm is prepared.
-      const evaluated = evaluateRealm(isolate, realm, budget.cpuMs);
-      if (evaluated !== 'ok') {
-        const code: SandboxFailureCode = evaluated === 'cpu' ? 'CPU_LIMIT' : evaluated === 'memory' ? 'MEMORY_LIMIT' : 'TOOL_ERROR';
-        const message = evaluated instanceof PluginLoadFailure ? loadFailureMessage(evaluated) : describeLimit(code, budget);
-        return { ok: false, code, message, usage: usageOf(watchdog, bytesIn, 0) };
-      }
+      const evaluated = await Promise.race([evaluateRealm(isolate, realm, watchdog), watchdog.expired]);
+      if (evaluated !== 'ok') return { ok: false, code: 'TOOL_ERROR', message: loadFailureMessage(evaluated), usage: usageOf(watchdog, bytesIn, 0) };
       const ready = realm as Realm & { namespace: ivm.Reference };
       const start = (args: readonly unknown[]): Promise<unknown> => runTask(ready.entry, args, isolate, watchdog);
       const result = await Promise.race([body(ready, isolate, start, (cleanup) => cleanups.push(cleanup)), watchdog.expired]);
-      healthy = !isolate.isDisposed;
+      if (isolate.isDisposed) throw new Error('the isolate was disposed');
+      // The isolate is idle now, so this is cheap (a few µs) and cannot wait on a lock. V8
+      // can outgrow isolated-vm's limit without a collection noticing (flattening a huge
+      // rope string, for one): such a call ends as MEMORY_LIMIT and its isolate goes.
+      const heap = isolate.getHeapStatisticsSync();
+      const heapBytes = heap.used_heap_size + heap.externally_allocated_size;
+      if (heapBytes > HEAP_OVERSHOOT_FACTOR * plugin.limits.memoryMb * MIB + HEAP_OVERSHOOT_SLACK_BYTES) {
+        return { ok: false, code: 'MEMORY_LIMIT', message: `exceeded its memory limit (${Math.round(heapBytes / MIB)} MiB of ${plugin.limits.memoryMb} MiB)`, usage: usageOf(watchdog, bytesIn, 0) };
+      }
+      healthy = true;
       reusable = result.reusable;
       return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));
     } catch (error) {

@@ -5,10 +5,17 @@
 import type ivm from 'isolated-vm';
 import type { CapabilityHandler } from './protocol.js';
 
-/** Largest JSON a capability request or answer may carry. */
+/** Largest JSON a capability request or answer may carry, in UTF-8 bytes. */
 export const MAX_CAPABILITY_BYTES = 1024 * 1024;
 /** Capability requests one call may make; past this each is refused. */
 export const MAX_CAPABILITY_REQUESTS = 1000;
+/**
+ * Requests of one call waiting for their answers at once, and the bytes they carry. Each one
+ * in flight is a copy held by the embedder: without these, one call that fired a thousand
+ * 1 MiB requests at a slow capability held gigabytes there (and aborted it).
+ */
+export const MAX_CAPABILITY_IN_FLIGHT = 16;
+export const MAX_CAPABILITY_BYTES_IN_FLIGHT = 4 * 1024 * 1024;
 
 /** What the realm reported: a kind the bootstrap chose, and its payload (result JSON or a message). */
 export interface CallReport {
@@ -34,6 +41,7 @@ export class LiveCall {
   #tasks = 0;
   #requests = 0;
   #unanswered = 0;
+  #bytesInFlight = 0;
   /** Capability answers are delivered only while this holds: until the report, or the end. */
   #open = true;
   #resolve!: (report: CallReport) => void;
@@ -94,8 +102,16 @@ export class LiveCall {
     const handler = this.#options.capabilities;
     if (this.#requests > MAX_CAPABILITY_REQUESTS) return this.#deliver(id, false, 'TOO_MANY_REQUESTS');
     if (handler === undefined || !this.#options.granted.has(name)) return this.#deliver(id, false, 'NOT_GRANTED');
-    if (json.length > MAX_CAPABILITY_BYTES) return this.#deliver(id, false, 'TOO_LARGE');
+    // UTF-8, not UTF-16 units: '€' is one unit and three bytes.
+    const bytes = json.length > MAX_CAPABILITY_BYTES ? Infinity : Buffer.byteLength(json, 'utf8');
+    if (bytes > MAX_CAPABILITY_BYTES) return this.#deliver(id, false, 'TOO_LARGE');
+    if (this.#unanswered >= MAX_CAPABILITY_IN_FLIGHT || this.#bytesInFlight + bytes > MAX_CAPABILITY_BYTES_IN_FLIGHT) return this.#deliver(id, false, 'TOO_MANY_REQUESTS');
     this.#unanswered += 1;
+    this.#bytesInFlight += bytes;
+    const settled = (): void => {
+      this.#unanswered -= 1;
+      this.#bytesInFlight -= bytes;
+    };
     let answer: Promise<string>;
     try {
       answer = handler(name, json);
@@ -104,12 +120,12 @@ export class LiveCall {
     }
     answer.then(
       (text) => {
-        this.#unanswered -= 1;
-        if (typeof text !== 'string' || text.length > MAX_CAPABILITY_BYTES) this.#deliver(id, false, 'TOO_LARGE');
+        settled();
+        if (typeof text !== 'string' || text.length > MAX_CAPABILITY_BYTES || Buffer.byteLength(text, 'utf8') > MAX_CAPABILITY_BYTES) this.#deliver(id, false, 'TOO_LARGE');
         else this.#deliver(id, true, text);
       },
       () => {
-        this.#unanswered -= 1;
+        settled();
         this.#deliver(id, false, 'FAILED');
       },
     );

@@ -4,6 +4,7 @@
 import ivm from 'isolated-vm';
 import { realmBootstrap } from './realm-bootstrap.js';
 import type { PluginSpec } from './protocol.js';
+import type { Watchdog } from './watchdog.js';
 
 /** Where the host puts its Reference for the bootstrap to take (and delete). */
 const HOST_GLOBAL = '__airlock_host';
@@ -62,22 +63,27 @@ export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, plugin: 
 }
 
 /**
- * Runs the plugin module's top level: plugin code, so only inside a call's budget. The
- * timeout covers the microtasks it queues too (isolated-vm drains them inside the task).
- * Returns how the evaluation ended; the realm is unusable unless it is 'ok'.
+ * Runs the plugin module's top level: plugin code, so only inside a call's budget, and
+ * asynchronously: a top level that throws an object whose `message` getter spins would
+ * otherwise hold this worker thread while isolated-vm copies the error out, with the
+ * watchdog unable to run. Resolves 'ok', or with the module's own load failure; a limit
+ * is the watchdog's verdict (it is told when the evaluation stopped at its timeout).
  */
-export function evaluateRealm(isolate: ivm.Isolate, realm: Realm, timeoutMs: number): 'ok' | 'cpu' | 'memory' | PluginLoadFailure {
+export async function evaluateRealm(isolate: ivm.Isolate, realm: Realm, watchdog: Watchdog): Promise<'ok' | PluginLoadFailure> {
   if (realm.namespace !== undefined) return 'ok';
-  const cpuBefore = isolate.cpuTime;
+  const timeout = watchdog.taskTimeoutMs();
+  const started = performance.now();
   try {
-    realm.module.evaluateSync({ timeout: Math.max(1, Math.ceil(timeoutMs)) });
+    await realm.module.evaluate({ timeout });
     realm.namespace = realm.module.namespace;
     return 'ok';
   } catch (error) {
-    if (isolate.isDisposed) return 'memory';
-    // The isolate's own clock, not the message (a plugin can throw any message): did it run out its budget?
-    const usedMs = isolate.isDisposed ? 0 : Number(isolate.cpuTime - cpuBefore) / 1e6;
-    if (error instanceof Error && error.message.includes('timed out') && usedMs >= timeoutMs * 0.5) return 'cpu';
+    if (isolate.isDisposed) throw error;
+    // The clock, not the message, tells a stop at our timeout: a plugin can throw "timed out" too.
+    if (performance.now() - started >= timeout - 1) {
+      watchdog.taskStopped();
+      return watchdog.expired;
+    }
     return new PluginLoadFailure(error instanceof Error ? error.message : String(error));
   }
 }
