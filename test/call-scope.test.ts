@@ -232,8 +232,9 @@ describe('found by the outside review', () => {
     const result = await setup.call('attack', 'attacker');
     // '€' x 300,000 is 0.9 MB of UTF-8 as JSON: at most four fit in the 4 MiB a call may have in flight.
     expect(most).toBeLessThanOrEqual(4);
+    if (result.isError) throw new Error(JSON.stringify(result.error));
     const counts = (result as { value: Record<string, number> }).value;
-    expect(counts.answered! + counts.TOO_MANY_REQUESTS!).toBe(1000);
+    expect((counts.answered ?? 0) + (counts.TOO_MANY_REQUESTS ?? 0)).toBe(100);
     expect(counts.TOO_MANY_REQUESTS).toBeGreaterThan(0);
   });
 
