@@ -14,7 +14,7 @@ import { createProgress } from '../support/progress.js';
 import { readJsonInput } from '../support/read-input.js';
 import { renderCards } from '../support/render-cards.js';
 import { stylist, useColor } from '../support/style.js';
-import { jsonText } from '../support/terminal-text.js';
+import { jsonText, visible } from '../support/terminal-text.js';
 import { UsageError } from '../support/usage-error.js';
 
 export const RUN_HELP = `Usage: airlock run [transcript|-] --plugins <dir>... [options]
@@ -165,17 +165,34 @@ function printResults(values: { json?: boolean | undefined; format?: string | un
         ...(result.isError ? { error: result.error } : { value: result.value }),
         durationMs: result.durationMs,
         ...(result.approvalMs === undefined ? {} : { approvalMs: result.approvalMs }),
+        ...(result.metadata?.logs === undefined ? {} : { logs: result.metadata.logs }),
+        ...(result.metadata?.logsDropped === undefined ? {} : { logsDropped: result.metadata.logsDropped }),
       })),
     };
     process.stdout.write(`${jsonText(report)}\n`);
     return;
   }
+  writePluginLogs(results);
   const cards = values.format === 'cards' || (values.format === undefined && process.stdout.isTTY === true);
   if (cards) {
     const views = results.map((result, index) => ({ name: calls[index]!.name, args: argumentsForDisplay(calls[index]!), result }));
     process.stdout.write(renderCards(engine, views, stylist(useColor(process.stdout))));
   } else {
     process.stdout.write(`${jsonText(messages)}\n`);
+  }
+}
+
+/** What plugins' consoles said, per call, on stderr: for the operator, never in the tool messages. */
+function writePluginLogs(results: readonly ToolResult[]): void {
+  for (const result of results) {
+    const logs = result.metadata?.logs;
+    if (!Array.isArray(logs)) continue;
+    for (const line of logs) {
+      const { level, message } = line as { level?: unknown; message?: unknown };
+      process.stderr.write(`${visible(`${result.name} (${result.callId}) ${String(level)}: ${String(message)}`)}\n`);
+    }
+    const dropped = result.metadata?.logsDropped;
+    if (typeof dropped === 'number') process.stderr.write(`${visible(`${result.name} (${result.callId}): ${dropped} more log lines dropped`)}\n`);
   }
 }
 

@@ -14,6 +14,7 @@ export class CallRegistry {
     if (call === undefined) return;
     if (kind === 'report' && typeof a === 'string' && typeof b === 'string') call.report(a, b);
     else if (kind === 'capability' && typeof a === 'number' && typeof b === 'string' && typeof c === 'string') call.request(a, b, c);
+    else if (kind === 'log' && typeof a === 'string' && typeof b === 'string') call.log(a, b);
   });
 
   open(options: Omit<LiveCallOptions, 'token'>): LiveCall {

@@ -8,7 +8,7 @@ import { CallRegistry } from './call-registry.js';
 import { decodeEnvelope, decodeReport } from './decode-outcome.js';
 import { failureCode } from './failure-code.js';
 import { disposeQuietly, IsolateSlots, type IsolateSlot } from './isolate-slots.js';
-import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxFailureCode, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
+import { NO_USAGE, type CallLogs, type CapabilityHandler, type PluginSpec, type SandboxFailureCode, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
 import { buildRealm, compileBootstrap, evaluateRealm, PluginLoadFailure, releaseRealm, type Realm } from './realm.js';
 import { runTask } from './run-task.js';
 import { Watchdog } from './watchdog.js';
@@ -62,11 +62,14 @@ export class IsolateRunner {
         const callsJson = JSON.stringify(task.calls);
         return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm, isolate, start) => this.#sync(isolate, start([realm.namespace.derefInto(), 'classify', callsJson])));
       }
-      case 'call':
-        return this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, start, atEnd) => {
+      case 'call': {
+        // What the plugin's console said, attached to the outcome however the call ended.
+        let logsOf: (() => CallLogs) | undefined;
+        const outcome = await this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, start, atEnd) => {
           const call = this.#calls.open({ isolate, granted: new Set(task.plugin.capabilities), capabilities, start });
           // Closed however the task ends (a kill included): from then on its requests find nothing.
           atEnd(() => this.#calls.close(call));
+          logsOf = () => call.logs();
           const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
           call.track(start([realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
           const report = await call.finished;
@@ -77,6 +80,9 @@ export class IsolateRunner {
             reusable: call.unanswered === 0,
           };
         });
+        const logs = logsOf?.();
+        return logs === undefined || (logs.lines.length === 0 && logs.dropped === 0) ? outcome : { ...outcome, logs };
+      }
     }
   }
 

@@ -17,6 +17,16 @@ export const MAX_CAPABILITY_REQUESTS = 1000;
 export const MAX_CAPABILITY_IN_FLIGHT = 16;
 export const MAX_CAPABILITY_BYTES_IN_FLIGHT = 4 * 1024 * 1024;
 
+/** Lines of a plugin's console one call may send, and their bytes; past either, lines are counted, not kept. */
+export const MAX_LOG_LINES = 100;
+export const MAX_LOG_BYTES = 16 * 1024;
+const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
+
+export interface LogLine {
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  readonly message: string;
+}
+
 /** What the realm reported: a kind the bootstrap chose, and its payload (result JSON or a message). */
 export interface CallReport {
   readonly kind: string;
@@ -42,6 +52,9 @@ export class LiveCall {
   #requests = 0;
   #unanswered = 0;
   #bytesInFlight = 0;
+  readonly #logs: LogLine[] = [];
+  #logBytes = 0;
+  #logsDropped = 0;
   /** Capability answers are delivered only while this holds: until the report, or the end. */
   #open = true;
   #resolve!: (report: CallReport) => void;
@@ -89,6 +102,22 @@ export class LiveCall {
     this.#report = { kind, payload };
     this.#open = false;
     this.#maybeFinish();
+  }
+
+  /** A line of the plugin's console, kept while the call runs and within its bounds. */
+  log(level: string, message: string): void {
+    if (!this.#open || !LOG_LEVELS.has(level)) return;
+    if (this.#logs.length >= MAX_LOG_LINES || this.#logBytes + message.length > MAX_LOG_BYTES) {
+      this.#logsDropped += 1;
+      return;
+    }
+    this.#logBytes += message.length;
+    this.#logs.push({ level: level as LogLine['level'], message });
+  }
+
+  /** The console lines kept, and how many were dropped past the bounds. */
+  logs(): { readonly lines: readonly LogLine[]; readonly dropped: number } {
+    return { lines: this.#logs, dropped: this.#logsDropped };
   }
 
   /** The call is over: nothing more is delivered into its realm, whatever answers later. */

@@ -58,8 +58,14 @@ export interface Usage {
   readonly bytesOut: number;
 }
 
+/** What a plugin's console said during one call (bounded), and how many lines were dropped. */
+export interface CallLogs {
+  readonly lines: readonly { readonly level: 'debug' | 'info' | 'warn' | 'error'; readonly message: string }[];
+  readonly dropped: number;
+}
+
 export type SandboxOutcome =
-  | { readonly ok: true; readonly json: string; readonly usage: Usage }
-  | { readonly ok: false; readonly code: SandboxFailureCode; readonly message: string; readonly usage: Usage };
+  | { readonly ok: true; readonly json: string; readonly usage: Usage; readonly logs?: CallLogs }
+  | { readonly ok: false; readonly code: SandboxFailureCode; readonly message: string; readonly usage: Usage; readonly logs?: CallLogs };
 
 export const NO_USAGE: Usage = Object.freeze({ cpuMs: 0, wallMs: 0, bytesIn: 0, bytesOut: 0 });

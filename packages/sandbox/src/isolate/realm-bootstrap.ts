@@ -82,6 +82,36 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabili
     delete (g.Atomics as Record<string, unknown>).waitAsync;
   }
 
+  // console: each line goes to the host with the token of the call that is running, and is
+  // dropped when none is (the host bounds how many lines and bytes one call may send).
+  let runningToken: string | undefined;
+  function formatLogArgument(value: unknown): string {
+    if (typeof value === 'string') return value;
+    if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return String(value);
+    try {
+      const text = json(value);
+      return typeof text === 'string' ? text : String(value);
+    } catch {
+      return '[unserializable]';
+    }
+  }
+  function logger(level: string): (...args: unknown[]) => void {
+    return function (...args: unknown[]): void {
+      const token = runningToken;
+      if (token === undefined) return;
+      let line = '';
+      for (let i = 0; i < args.length && line.length <= MAX_MESSAGE; i += 1) line += (i === 0 ? '' : ' ') + formatLogArgument(args[i]);
+      toHost(['log', token, level, bounded(line)]);
+    };
+  }
+  const consoleObject = createNull(null);
+  consoleObject.log = logger('info');
+  consoleObject.info = logger('info');
+  consoleObject.debug = logger('debug');
+  consoleObject.warn = logger('warn');
+  consoleObject.error = logger('error');
+  defineProperty(g, 'console', { value: freeze(consoleObject), configurable: true, enumerable: false, writable: true });
+
   const capabilityNames = parse(capabilityNamesJson) as string[];
   // Capability requests this realm made that the host has not answered, by request id.
   const waiting = createNull(null) as unknown as Record<string, Waiter>;
@@ -294,6 +324,7 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabili
 
   async function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): Promise<void> {
     let outcome: [string, string];
+    runningToken = token;
     try {
       const tool = find(namespace, name);
       const execute = tool === undefined ? undefined : tool.execute;
@@ -307,6 +338,7 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabili
     } catch (error) {
       outcome = ['TOOL_ERROR', describeThrown(error)];
     }
+    runningToken = undefined;
     toHost(['report', token, outcome[0], outcome[1]]);
   }
 

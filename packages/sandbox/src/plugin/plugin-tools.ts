@@ -64,7 +64,11 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
           scope?.abort();
           release();
         }
-        exec.setMetadata({ cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name });
+        exec.setMetadata({
+          cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name,
+          // The plugin's console, for the operator (never for the model): the --json report and stderr show it.
+          ...(outcome.logs === undefined ? {} : { logs: outcome.logs.lines.map((line) => ({ level: line.level, message: line.message })), ...(outcome.logs.dropped > 0 ? { logsDropped: outcome.logs.dropped } : {}) }),
+        });
         if (!outcome.ok) throw new ToolCallError(outcome.code, `${descriptor.name}: ${outcome.message}`);
         return JSON.parse(outcome.json) as JsonValue;
       },
