@@ -6,6 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
 import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
+import type { InFlightPair } from './crash-quarantine.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
 const CHILD_FILE = new URL('./child-main.js', import.meta.url);
@@ -13,12 +14,16 @@ const CHILD_FILE = new URL('./child-main.js', import.meta.url);
 export interface ChildProcessOptions extends PoolOptions {
   /** OS-level ceiling on the child's resident memory, in MiB; past it the child is killed. Default 2048. */
   readonly processMemoryMb?: number;
+  /** Told, when a child dies unasked, which tenant+plugin pairs had calls in flight in it. */
+  readonly onProcessDeath?: (inFlight: readonly InFlightPair[]) => void;
 }
 
 /** One child process and the calls it owes answers to. */
 interface Child {
   readonly process: ChildProcess;
   readonly pending: Map<number, (outcome: SandboxOutcome) => void>;
+  /** Whose work each in-flight task is, for blame when the child dies. */
+  readonly owners: Map<number, InFlightPair>;
   readonly rssTimer: ReturnType<typeof setInterval>;
   deathReason: string | undefined;
   /** Takes no new calls; killed once its in-flight calls are answered. */
@@ -51,9 +56,11 @@ export class ChildProcessHost implements SandboxHost {
         send(child, { type: 'cancel', id });
       };
       if (capabilities !== undefined) child.capabilities.set(id, capabilities);
+      child.owners.set(id, task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined);
       child.pending.set(id, (outcome) => {
         signal?.removeEventListener('abort', onAbort);
         child.pending.delete(id);
+        child.owners.delete(id);
         child.capabilities.delete(id);
         refreshRef(child);
         if (child.retired && child.pending.size === 0) child.process.kill('SIGKILL');
@@ -99,7 +106,7 @@ export class ChildProcessHost implements SandboxHost {
       env: { ...process.env, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
-    const child: Child = { process: proc, pending: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set(), capabilities: new Map() };
+    const child: Child = { process: proc, pending: new Map(), owners: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set(), capabilities: new Map() };
     this.#children.add(child);
     this.#current = child;
     proc.on('message', (message: FromChild) => {
@@ -124,6 +131,7 @@ export class ChildProcessHost implements SandboxHost {
       this.#children.delete(child);
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
+      if (!this.#closed && child.pending.size > 0) this.#options.onProcessDeath?.([...child.owners.values()]);
       failAll(child, `the sandbox process ${why} during the call`);
     });
     return child;

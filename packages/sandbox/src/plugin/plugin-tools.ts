@@ -4,7 +4,7 @@
 import { ToolCallError, defineTool, snapshotJson, toolNameMatcher, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
-import type { TenantGate } from './tenant-gate.js';
+import type { Admission } from './admission.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
 export const DEFAULT_TENANT = 'default';
@@ -26,7 +26,9 @@ export interface CapabilityContext {
 export type Capability = (argument: JsonValue, context: CapabilityContext) => JsonValue | Promise<JsonValue>;
 
 export interface CallHooks {
-  readonly gate: TenantGate;
+  readonly admission: Admission;
+  /** Why this tenant+plugin's calls are refused now (quarantine), if they are. */
+  readonly refusal: (tenant: string, plugin: string) => string | undefined;
   readonly capabilities: ReadonlyMap<string, Capability>;
   /** Testing only: a fault to inject into this call. */
   readonly faultFor: ((call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined) | undefined;
@@ -49,7 +51,15 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         const argsJson = JSON.stringify(args);
         const tenant = exec.tenant ?? DEFAULT_TENANT;
         const fault = hooks.faultFor?.({ callId: exec.callId, tool: descriptor.name, tenant });
-        const release = await hooks.gate.acquire(tenant, exec.signal);
+        // A quarantined pair fails fast, before it queues or reaches a process.
+        const refused = hooks.refusal(tenant, plugin.name);
+        if (refused !== undefined) throw new ToolCallError('SANDBOX_CRASH', `${descriptor.name}: ${refused}`);
+        let release: () => void;
+        try {
+          release = await hooks.admission.acquire(tenant, plugin.name, exec.signal);
+        } catch (error) {
+          throw ToolCallError.isInstance(error) ? new ToolCallError(error.code, `${descriptor.name}: ${error.message}`) : error;
+        }
         // Only calls of a plugin granted capabilities need a scope that ends with the call.
         const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
         const capabilities = scope === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) });

@@ -1,0 +1,131 @@
+// Admission is work-conserving and fair: a lone tenant fills every thread; under
+// contention freed threads go to the tenant holding the fewest (by weight); a tenant with
+// nothing running takes the reserve at once; cancellation while queued is
+// ABORTED_BEFORE_DISPATCH; many waiters on one signal add one listener, not one each.
+import { ToolCallError } from '@airlock/core';
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { FairShareLane } from '../src/plugin/fair-share.js';
+
+const never = new AbortController().signal;
+const lane = (threads: number, reserveThreads = 0, weights: Record<string, number> = {}) =>
+  new FairShareLane({ threads, reserveThreads, weightOf: (tenant) => weights[tenant] ?? 1 });
+
+/** Queues calls and records the order in which they are admitted. */
+function recorder(gate: FairShareLane) {
+  const admitted: string[] = [];
+  const releases = new Map<string, () => void>();
+  const call = (tenant: string, id: string, signal = never, exclusive = false) =>
+    gate.acquire(tenant, signal, exclusive).then((release) => {
+      admitted.push(id);
+      releases.set(id, release);
+    });
+  const release = async (id: string) => {
+    releases.get(id)!();
+    await settle();
+  };
+  return { admitted, call, release };
+}
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('fair-share admission', () => {
+  it('a lone tenant uses every thread of an idle pool (work-conserving)', async () => {
+    const { admitted, call } = recorder(lane(4));
+    for (let i = 0; i < 5; i += 1) void call('solo', `s${i}`);
+    await settle();
+    expect(admitted).toEqual(['s0', 's1', 's2', 's3']);
+  });
+
+  it('a light tenant is admitted before a hog\'s queued calls', async () => {
+    const { admitted, call, release } = recorder(lane(2));
+    for (let i = 0; i < 6; i += 1) void call('hog', `h${i}`);
+    await settle();
+    void call('light', 'l0');
+    await settle();
+    expect(admitted).toEqual(['h0', 'h1']);
+    await release('h0');
+    expect(admitted).toEqual(['h0', 'h1', 'l0']);
+    await release('h1');
+    expect(admitted.at(-1)).toBe('h2');
+  });
+
+  it('with a reserve thread, a tenant with nothing running starts at once beside a hog that fills the pool', async () => {
+    const { admitted, call } = recorder(lane(2, 1));
+    for (let i = 0; i < 6; i += 1) void call('hog', `h${i}`);
+    await settle();
+    expect(admitted).toEqual(['h0', 'h1']); // the hog never takes the reserve
+    void call('light', 'l0');
+    void call('light', 'l1');
+    await settle();
+    expect(admitted).toEqual(['h0', 'h1', 'l0']); // but its second call waits its turn
+  });
+
+  it('under contention tenants alternate, and shares follow the weights', async () => {
+    const { admitted, call, release } = recorder(lane(1, 0, { gold: 3 }));
+    void call('a', 'a0');
+    for (let i = 1; i <= 3; i += 1) void call('a', `a${i}`);
+    for (let i = 1; i <= 3; i += 1) void call('b', `b${i}`);
+    await settle();
+    for (const id of ['a0', 'b1', 'a1', 'b2', 'a2', 'b3']) await release(id);
+    expect(admitted).toEqual(['a0', 'b1', 'a1', 'b2', 'a2', 'b3', 'a3']);
+
+    // 4 threads, gold weighs 3: while both wait, gold holds three threads for every one of plain.
+    const weighted = recorder(lane(4, 0, { gold: 3 }));
+    for (let i = 0; i < 8; i += 1) void weighted.call('plain', `p${i}`);
+    await settle();
+    for (let i = 0; i < 8; i += 1) void weighted.call('gold', `g${i}`);
+    await settle();
+    for (const id of ['p0', 'p1', 'p2', 'p3']) await weighted.release(id);
+    expect(weighted.admitted.slice(4).sort()).toEqual(['g0', 'g1', 'g2', 'p4']);
+  });
+
+  it('a call cancelled while queued is ABORTED_BEFORE_DISPATCH and leaves the queue', async () => {
+    const gate = lane(1);
+    const { admitted, call, release } = recorder(gate);
+    void call('a', 'first');
+    const controller = new AbortController();
+    const queued = gate.acquire('b', controller.signal);
+    void call('c', 'after');
+    controller.abort();
+    const error = await queued.catch((thrown: unknown) => thrown);
+    expect(ToolCallError.isInstance(error) && error.code).toBe('ABORTED_BEFORE_DISPATCH');
+    await release('first');
+    expect(admitted).toEqual(['first', 'after']);
+  });
+
+  it('many calls waiting on one signal add one abort listener, not one each', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const gate = lane(1);
+      const controller = new AbortController();
+      const waiting = Array.from({ length: 200 }, () => gate.acquire('t', controller.signal).then((release) => release()));
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+      controller.abort();
+      const outcomes = await Promise.allSettled(waiting);
+      expect(outcomes[0]!.status).toBe('fulfilled'); // the first was admitted at once
+      expect(outcomes.slice(1).every((outcome) => outcome.status === 'rejected')).toBe(true);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      await settle();
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('a crash suspect runs alone: the lane drains first and admits nobody beside it', async () => {
+    const gate = lane(2, 1);
+    const { admitted, call, release } = recorder(gate);
+    void call('a', 'a0');
+    await settle();
+    void call('suspect', 'x', never, true);
+    void call('b', 'b0');
+    await settle();
+    expect(admitted).toEqual(['a0']); // the suspect waits for a0; b0 waits behind the suspect
+    await release('a0');
+    expect(admitted).toEqual(['a0', 'x']);
+    await release('x');
+    expect(admitted).toEqual(['a0', 'x', 'b0']);
+  });
+});
