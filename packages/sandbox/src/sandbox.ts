@@ -170,7 +170,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return [...toolCache];
     },
     policyRules: () => loaded.flatMap(pluginPolicyRules),
-    preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts))(calls, turn),
+    preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts, admission))(calls, turn),
     processIds: () => host.processIds(),
     shardOf: (tenant) => (inProcess ? 0 : shardOf(tenant, tenancy.processes)),
     async close() {

@@ -17,11 +17,11 @@ describe('crash quarantine', () => {
   it('three crashes pinned on one pair within the window quarantine it; it says until when', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });
-    q.recordDeath([evil]);
-    q.recordDeath([evil]);
+    q.recordCrash([evil]);
+    q.recordCrash([evil]);
     expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
     expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
-    q.recordDeath([evil]);
+    q.recordCrash([evil]);
     const refusal = q.refusal(evil.tenant, evil.plugin);
     expect(refusal).toContain('quarantined until');
     expect(refusal).toContain(new Date(time.now() + 30_000).toISOString());
@@ -35,7 +35,7 @@ describe('crash quarantine', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });
     for (let i = 0; i < 5; i += 1) {
-      q.recordDeath([evil]);
+      q.recordCrash([evil]);
       time.advance(31_000);
     }
     expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
@@ -44,13 +44,13 @@ describe('crash quarantine', () => {
   it('a repeat offender after release is quarantined again at once, for twice as long, up to the cap', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });
-    for (let i = 0; i < 3; i += 1) q.recordDeath([evil]);
+    for (let i = 0; i < 3; i += 1) q.recordCrash([evil]);
     const lengths: number[] = [];
     for (let round = 0; round < 4; round += 1) {
       const until = Date.parse(/until (\S+):/.exec(q.refusal(evil.tenant, evil.plugin)!)![1]!);
       lengths.push(until - time.now());
       time.advance(until - time.now() + 1);
-      q.recordDeath([evil]);
+      q.recordCrash([evil]);
     }
     expect(lengths).toEqual([30_000, 60_000, 120_000, 240_000]);
   });
@@ -58,17 +58,17 @@ describe('crash quarantine', () => {
   it('a neighbour caught in shared crashes is never struck; it runs alone until the culprit is convicted', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });
-    for (let i = 0; i < 10; i += 1) q.recordDeath([evil, victim]);
+    for (let i = 0; i < 10; i += 1) q.recordCrash([evil, victim]);
     expect(q.refusal(victim.tenant, victim.plugin)).toBeUndefined();
     expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
     expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(true);
     expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
     // Run alone, the culprit crashes its process by itself: certain blame, the neighbour is cleared.
-    q.recordDeath([evil]);
+    q.recordCrash([evil]);
     expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(false);
     expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
-    q.recordDeath([evil]);
-    q.recordDeath([evil]);
+    q.recordCrash([evil]);
+    q.recordCrash([evil]);
     expect(q.refusal(evil.tenant, evil.plugin)).toContain('quarantined');
     expect(q.refusal(victim.tenant, victim.plugin)).toBeUndefined();
   });
@@ -76,7 +76,7 @@ describe('crash quarantine', () => {
   it('work no tenant owns in flight (plugin loading) makes a crash unattributable', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });
-    for (let i = 0; i < 5; i += 1) q.recordDeath([evil, undefined]);
+    for (let i = 0; i < 5; i += 1) q.recordCrash([evil, undefined]);
     expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
     expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
     time.advance(60_001);

@@ -1,6 +1,7 @@
 // Who keeps crashing a sandbox process, and who is quarantined for it.
 //
-// A process abort kills every call in flight in it, and nothing says which one caused it.
+// A worker that dies under a call is pinned on that call. A process abort kills every
+// call in flight in it, and nothing says which one caused it.
 // So blame is only ever certain: a crash counts against a tenant+plugin pair ("a strike")
 // only when that pair was the sole one in flight. A pair caught in a crash beside others
 // becomes a suspect, and a suspect's calls run alone in their process (admission drains
@@ -54,8 +55,8 @@ export class CrashQuarantine {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A sandbox process died with these tasks in flight. */
-  recordDeath(inFlight: readonly InFlightPair[]): void {
+  /** A sandbox process (or a call's worker) died with these tasks in flight. */
+  recordCrash(inFlight: readonly InFlightPair[]): void {
     const now = this.#now();
     this.#prune(now);
     const keys = [...new Set(inFlight.filter((pair) => pair !== undefined).map((pair) => keyOf(pair.tenant, pair.plugin)))];

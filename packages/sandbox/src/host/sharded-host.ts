@@ -8,7 +8,7 @@ import type { CrashQuarantine } from './crash-quarantine.js';
 import type { SandboxHost } from './sandbox-host.js';
 import { shardOf } from './shard-placement.js';
 
-export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onProcessDeath'> {
+export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onCrash'> {
   readonly processes: number;
   readonly quarantine: CrashQuarantine;
   /** Work no tenant owns (loading a plugin) runs in this tenant's shard. */
@@ -24,7 +24,7 @@ export class ShardedHost implements SandboxHost {
     const { processes, quarantine, loaderTenant, ...child } = options;
     this.#quarantine = quarantine;
     this.#loaderTenant = loaderTenant;
-    this.#shards = Array.from({ length: processes }, () => new ChildProcessHost({ ...child, onProcessDeath: (inFlight) => quarantine.recordDeath(inFlight) }));
+    this.#shards = Array.from({ length: processes }, () => new ChildProcessHost({ ...child, onCrash: (inFlight) => quarantine.recordCrash(inFlight) }));
   }
 
   run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {

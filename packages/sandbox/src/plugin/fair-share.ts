@@ -5,6 +5,7 @@
 // thread per lane (by default) is kept for tenants with nothing running: a light tenant's
 // call starts at once beside a hog that fills the pool, instead of queueing behind it.
 import { ToolCallError } from '@airlock/core';
+import { onAbort } from '../host/abort-fanout.js';
 
 export interface FairShareOptions {
   /** Threads any one tenant may fill (the lane's ordinary capacity). */
@@ -20,9 +21,10 @@ interface Waiter {
   readonly tenant: TenantState;
   /** Runs alone in its lane (a crash suspect): admitted only once the lane is empty. */
   readonly exclusive: boolean;
-  readonly signal: AbortSignal;
   readonly admit: (release: () => void) => void;
   readonly refuse: (error: Error) => void;
+  /** Stops watching the signal (set once queued). */
+  unwatch: () => void;
 }
 
 interface TenantState {
@@ -39,8 +41,6 @@ export class FairShareLane {
   readonly #tenants = new Map<string, TenantState>();
   /** Tenants with at least one queued call. */
   readonly #waiting = new Set<TenantState>();
-  /** One abort listener per distinct signal, however many calls wait on it. */
-  readonly #bySignal = new Map<AbortSignal, { readonly waiters: Set<Waiter>; readonly onAbort: () => void }>();
   #running = 0;
   #exclusiveHeld = false;
   #served = 0;
@@ -59,10 +59,14 @@ export class FairShareLane {
     if (signal.aborted) return Promise.reject(notDispatched());
     const state = this.#tenant(tenant);
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { tenant: state, exclusive, signal, admit: resolve, refuse: reject };
+      const waiter: Waiter = { tenant: state, exclusive, admit: resolve, refuse: reject, unwatch: () => undefined };
       state.queue.push(waiter);
       this.#waiting.add(state);
-      this.#watch(waiter);
+      // One listener per signal, not per waiter (abort-fanout).
+      waiter.unwatch = onAbort(signal, () => {
+        this.#drop(waiter);
+        this.#pump();
+      });
       this.#pump();
     });
   }
@@ -115,7 +119,7 @@ export class FairShareLane {
     const state = waiter.tenant;
     state.queue.shift();
     if (state.queue.length === 0) this.#waiting.delete(state);
-    this.#unwatch(waiter);
+    waiter.unwatch();
     state.running += 1;
     state.lastServed = this.#served;
     this.#served += 1;
@@ -132,37 +136,12 @@ export class FairShareLane {
     });
   }
 
-  #watch(waiter: Waiter): void {
-    let entry = this.#bySignal.get(waiter.signal);
-    if (entry === undefined) {
-      const waiters = new Set<Waiter>();
-      const onAbort = (): void => {
-        this.#bySignal.delete(waiter.signal);
-        for (const queued of waiters) this.#drop(queued);
-        this.#pump();
-      };
-      entry = { waiters, onAbort };
-      this.#bySignal.set(waiter.signal, entry);
-      waiter.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    entry.waiters.add(waiter);
-  }
-
-  #unwatch(waiter: Waiter): void {
-    const entry = this.#bySignal.get(waiter.signal);
-    if (entry === undefined) return;
-    entry.waiters.delete(waiter);
-    if (entry.waiters.size === 0) {
-      this.#bySignal.delete(waiter.signal);
-      waiter.signal.removeEventListener('abort', entry.onAbort);
-    }
-  }
-
   /** A call cancelled while queued: out of the queue, answered as never dispatched. */
   #drop(waiter: Waiter): void {
     const state = waiter.tenant;
     const index = state.queue.indexOf(waiter);
-    if (index >= 0) state.queue.splice(index, 1);
+    if (index < 0) return; // already admitted
+    state.queue.splice(index, 1);
     if (state.queue.length === 0) {
       this.#waiting.delete(state);
       if (state.running === 0) this.#tenants.delete(state.name);

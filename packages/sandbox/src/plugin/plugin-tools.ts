@@ -93,8 +93,8 @@ function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Ca
   };
 }
 
-/** Asks each plugin's classifiers, inside its isolate, about this turn's calls. */
-export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: SandboxHost, verdicts: Verdicts): PreSchedule {
+/** Asks each plugin's classifiers, inside its isolate, about this turn's calls; admitted like calls, so they take their fair share of threads too. */
+export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: SandboxHost, verdicts: Verdicts, admission: Admission): PreSchedule {
   const owners = new Map<string, LoadedPlugin>();
   for (const plugin of plugins) for (const tool of plugin.tools) if (tool.hasClassifier) owners.set(tool.name, plugin);
   return async (calls: readonly ParsedCall[], turn) => {
@@ -104,10 +104,22 @@ export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: Sandbo
       if (owner !== undefined) byPlugin.set(owner, [...(byPlugin.get(owner) ?? []), call]);
     }
     await Promise.all([...byPlugin].map(async ([plugin, pluginCalls]) => {
-      const outcome = await host.run(
-        { kind: 'classify', plugin: plugin.spec, tenant: turn.tenant ?? DEFAULT_TENANT, calls: pluginCalls.map((call) => ({ tool: call.name, argsJson: JSON.stringify(call.args) })) },
-        turn.signal,
-      );
+      const tenant = turn.tenant ?? DEFAULT_TENANT;
+      let release: () => void;
+      try {
+        release = await admission.acquire(tenant, plugin.name, turn.signal);
+      } catch {
+        return; // cancelled while queued: no verdict, and the calls will not dispatch either
+      }
+      let outcome;
+      try {
+        outcome = await host.run(
+          { kind: 'classify', plugin: plugin.spec, tenant, calls: pluginCalls.map((call) => ({ tool: call.name, argsJson: JSON.stringify(call.args) })) },
+          turn.signal,
+        );
+      } finally {
+        release();
+      }
       if (!outcome.ok) return; // no verdict: exclusive
       const answers: unknown = JSON.parse(outcome.json);
       if (!Array.isArray(answers)) return;
