@@ -96,23 +96,6 @@ describe('work-conserving fair share', () => {
     expect(code((await second)[0])).toBe('ABORTED_BEFORE_DISPATCH');
     expect(code((await first)[0])).toBe('ABORTED');
   });
-
-  it('many calls waiting at once raise no MaxListenersExceededWarning', async () => {
-    const warnings: string[] = [];
-    const onWarning = (warning: Error): void => {
-      warnings.push(warning.name);
-    };
-    process.on('warning', onWarning);
-    try {
-      const { engine } = await setup({ threads: 1, processes: 1, fairShare: { reserveThreads: 0 } });
-      const turns = await Promise.all(Array.from({ length: 40 }, (_, i) => engine.run([timed(`c${i}`, 0)])));
-      expect(turns.flat().map(code).every((c) => c === 'ok')).toBe(true);
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(warnings).not.toContain('MaxListenersExceededWarning');
-    } finally {
-      process.off('warning', onWarning);
-    }
-  });
 });
 
 describe('blast radius', () => {
