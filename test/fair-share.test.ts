@@ -135,6 +135,27 @@ describe('blast radius', () => {
     expect(code((await engine.run([timed('n2', 0)], { tenant: neighbour! }))[0])).toBe('ok');
   });
 
+  it('after a crash beside others, the suspect runs in a probation process: its next aborts cost nobody else', async () => {
+    const gate = entered(['n1']);
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, faults: ({ tenant }) => (tenant === 'mallory' ? 'kill-process' : undefined) }, { onStage: gate.onStage });
+    const [neighbour] = tenantsOn(sandbox, sandbox.shardOf('mallory'), 1, 'near');
+    // 1. A crash with a neighbour in flight: both lose the call, nobody can be blamed yet.
+    const first = engine.run([stamp('n1', 2500)], { tenant: neighbour! });
+    await gate.all;
+    const [crashed] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    expect(code(crashed)).toBe('SANDBOX_CRASH');
+    expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    // 2. Now a suspect, mallory runs in probation, alone: this crash is pinned on it.
+    expect(code((await engine.run([stamp('m2', 0)], { tenant: 'mallory' }))[0])).toBe('SANDBOX_CRASH');
+    // 3. The neighbour is cleared and back in its shard; mallory's next abort, in probation, costs it nothing.
+    const [[beside], [again]] = await Promise.all([engine.run([stamp('n2', 1500)], { tenant: neighbour! }), engine.run([stamp('m3', 0)], { tenant: 'mallory' })]);
+    expect(code(again)).toBe('SANDBOX_CRASH');
+    expect(code(beside)).toBe('ok');
+    // 4. The third certain crash quarantines it.
+    await engine.run([stamp('m4', 0)], { tenant: 'mallory' });
+    expect((await engine.run([stamp('m5', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('quarantined until') } });
+  });
+
   it('a real abort (V8 fatal error) repeated three times: quarantined, while another shard keeps serving', async () => {
     const { sandbox, engine } = await setup({ threads: 2, processes: 2 });
     const [other] = tenantsOn(sandbox, 1 - sandbox.shardOf('mallory'), 1, 'far');

@@ -107,15 +107,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   // The pool holds the reserve threads too; admission decides who may use them.
   const pool = { threads: threads + tenancy.reserveThreads };
   const quarantine = inProcess ? undefined : new CrashQuarantine(tenancy.quarantine);
-  const host: SandboxHost = quarantine === undefined
-    ? new InProcessHost(pool)
-    : new ShardedHost({ ...pool, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
+  const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };
+  const sharded = quarantine === undefined ? undefined : new ShardedHost({ ...pool, ...memory, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT });
+  const host: SandboxHost = sharded ?? new InProcessHost(pool);
+  const lane = { threads, reserveThreads: tenancy.reserveThreads };
   const admission = new Admission({
-    lanes: inProcess ? 1 : tenancy.processes,
-    threads,
-    reserveThreads: tenancy.reserveThreads,
+    // One lane per shard; in process mode, one more for probation: one call at a time.
+    lanes: sharded === undefined ? [lane] : [...Array.from({ length: tenancy.processes }, () => lane), { threads: 1, reserveThreads: 0 }],
     weightOf: tenancy.weightOf,
-    ...(quarantine === undefined ? {} : { runsAlone: (tenant: string, plugin: string) => quarantine.isSuspect(tenant, plugin) }),
+    placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });
   const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: options.faults };
   const loaded: LoadedPlugin[] = [];

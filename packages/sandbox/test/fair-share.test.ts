@@ -1,10 +1,12 @@
 // Admission is work-conserving and fair: a lone tenant fills every thread; under
 // contention freed threads go to the tenant holding the fewest (by weight); a tenant with
 // nothing running takes the reserve at once; cancellation while queued is
-// ABORTED_BEFORE_DISPATCH; many waiters on one signal add one listener, not one each.
+// ABORTED_BEFORE_DISPATCH; many waiters on one signal add one listener, not one each;
+// a crash suspect is placed in the probation lane, one call at a time.
 import { ToolCallError } from '@airlock/core';
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { Admission, type Grant } from '../src/plugin/admission.js';
 import { FairShareLane } from '../src/plugin/fair-share.js';
 
 const never = new AbortController().signal;
@@ -15,8 +17,8 @@ const lane = (threads: number, reserveThreads = 0, weights: Record<string, numbe
 function recorder(gate: FairShareLane) {
   const admitted: string[] = [];
   const releases = new Map<string, () => void>();
-  const call = (tenant: string, id: string, signal = never, exclusive = false) =>
-    gate.acquire(tenant, signal, exclusive).then((release) => {
+  const call = (tenant: string, id: string, signal = never) =>
+    gate.acquire(tenant, signal).then((release) => {
       admitted.push(id);
       releases.set(id, release);
     });
@@ -114,18 +116,23 @@ describe('fair-share admission', () => {
     }
   });
 
-  it('a crash suspect runs alone: the lane drains first and admits nobody beside it', async () => {
-    const gate = lane(2, 1);
-    const { admitted, call, release } = recorder(gate);
-    void call('a', 'a0');
+  it('a crash suspect is placed in the probation lane, one call at a time, never beside other tenants', async () => {
+    const suspects = new Set(['mallory']);
+    const admission = new Admission({
+      lanes: [{ threads: 2, reserveThreads: 1 }, { threads: 1, reserveThreads: 0 }],
+      weightOf: () => 1,
+      placementOf: (tenant) => (suspects.has(tenant) ? 1 : 0),
+    });
+    const first = await admission.acquire('mallory', 'p', never);
+    expect(first.placement).toBe(1);
+    let second: Grant | undefined;
+    void admission.acquire('mallory', 'p', never).then((grant) => (second = grant));
+    const others = await Promise.all([admission.acquire('alice', 'p', never), admission.acquire('bob', 'p', never)]);
+    expect(others.map((grant) => grant.placement)).toEqual([0, 0]);
     await settle();
-    void call('suspect', 'x', never, true);
-    void call('b', 'b0');
+    expect(second).toBeUndefined(); // probation runs one call at a time
+    first.release();
     await settle();
-    expect(admitted).toEqual(['a0']); // the suspect waits for a0; b0 waits behind the suspect
-    await release('a0');
-    expect(admitted).toEqual(['a0', 'x']);
-    await release('x');
-    expect(admitted).toEqual(['a0', 'x', 'b0']);
+    expect(second?.placement).toBe(1);
   });
 });

@@ -4,9 +4,9 @@
 // call in flight in it, and nothing says which one caused it.
 // So blame is only ever certain: a crash counts against a tenant+plugin pair ("a strike")
 // only when that pair was the sole one in flight. A pair caught in a crash beside others
-// becomes a suspect, and a suspect's calls run alone in their process (admission drains
-// the lane first): if it crashes again, the blame is certain, and its co-suspects from
-// earlier crashes are cleared. An innocent neighbour is never struck, so a hostile tenant
+// becomes a suspect, and a suspect's calls run in a probation process, one at a time
+// (ShardedHost, admission's probation lane): if it crashes again, the blame is certain,
+// and its co-suspects from earlier crashes are cleared. An innocent neighbour is never struck, so a hostile tenant
 // cannot get another quarantined by crashing beside it.
 //
 // `crashes` strikes within `windowMs` quarantine the pair for `baseMs`, doubling on each
@@ -84,7 +84,7 @@ export class CrashQuarantine {
     return `tenant ${JSON.stringify(tenant)}'s plugin ${JSON.stringify(plugin)} is quarantined until ${new Date(record.quarantinedUntil).toISOString()}: it crashed its sandbox process ${record.level > 1 ? 'again after a quarantine' : `${this.#options.crashes} times within ${seconds} s`}`;
   }
 
-  /** A recent crash points at this pair: its calls run alone until the window passes. */
+  /** A recent crash points at this pair: its calls run in probation until the window passes (or another is convicted). */
   isSuspect(tenant: string, plugin: string): boolean {
     const record = this.#pairs.get(keyOf(tenant, plugin));
     if (record === undefined) return false;

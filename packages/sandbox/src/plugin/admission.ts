@@ -1,28 +1,37 @@
-// Admission in front of the sandbox: one fair-share lane per sandbox process, the tenant's
-// lane chosen by the same stable hash that places its calls, so each lane's capacity is the
-// threads of the process its calls will really run in.
-import { shardOf } from '../host/shard-placement.js';
+// Admission in front of the sandbox: one fair-share lane per sandbox process, so each
+// lane's capacity is the threads of the process its calls will really run in. Where a call
+// runs (its placement: a tenant's shard by stable hash, or the probation process for a crash
+// suspect) is decided once, here, and the call is then run exactly there.
 import { FairShareLane, type FairShareOptions } from './fair-share.js';
 
-export interface AdmissionOptions extends FairShareOptions {
-  /** Sandbox processes (lanes); 1 in in-process mode. */
-  readonly lanes: number;
-  /** A crash suspect's calls run alone in their lane, so a repeat crash can be pinned on it. */
-  readonly runsAlone?: (tenant: string, plugin: string) => boolean;
+export interface AdmissionOptions {
+  /** One entry per placement (sandbox process): its thread counts. */
+  readonly lanes: readonly Pick<FairShareOptions, 'threads' | 'reserveThreads'>[];
+  readonly weightOf: FairShareOptions['weightOf'];
+  /** Where this tenant+plugin's calls run now: an index into `lanes`. */
+  readonly placementOf: (tenant: string, plugin: string) => number;
+}
+
+export interface Grant {
+  /** Frees the thread; call once the task is answered. */
+  readonly release: () => void;
+  /** The process to run the task in. */
+  readonly placement: number;
 }
 
 export class Admission {
   readonly #lanes: FairShareLane[];
-  readonly #runsAlone: AdmissionOptions['runsAlone'];
+  readonly #placementOf: AdmissionOptions['placementOf'];
 
   constructor(options: AdmissionOptions) {
-    this.#lanes = Array.from({ length: options.lanes }, () => new FairShareLane(options));
-    this.#runsAlone = options.runsAlone;
+    this.#lanes = options.lanes.map((lane) => new FairShareLane({ ...lane, weightOf: options.weightOf }));
+    this.#placementOf = options.placementOf;
   }
 
-  /** Resolves with a release function once the call may start; rejects with ABORTED_BEFORE_DISPATCH if cancelled first. */
-  acquire(tenant: string, plugin: string, signal: AbortSignal): Promise<() => void> {
-    const lane = this.#lanes[shardOf(tenant, this.#lanes.length)] as FairShareLane;
-    return lane.acquire(tenant, signal, this.#runsAlone?.(tenant, plugin) === true);
+  /** Resolves once the task may start; rejects with ABORTED_BEFORE_DISPATCH if cancelled first. */
+  async acquire(tenant: string, plugin: string, signal: AbortSignal): Promise<Grant> {
+    const placement = this.#placementOf(tenant, plugin);
+    const release = await (this.#lanes[placement] as FairShareLane).acquire(tenant, signal);
+    return { release, placement };
   }
 }

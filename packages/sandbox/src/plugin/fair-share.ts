@@ -19,8 +19,6 @@ export interface FairShareOptions {
 /** One queued call. */
 interface Waiter {
   readonly tenant: TenantState;
-  /** Runs alone in its lane (a crash suspect): admitted only once the lane is empty. */
-  readonly exclusive: boolean;
   readonly admit: (release: () => void) => void;
   readonly refuse: (error: Error) => void;
   /** Stops watching the signal (set once queued). */
@@ -42,7 +40,6 @@ export class FairShareLane {
   /** Tenants with at least one queued call. */
   readonly #waiting = new Set<TenantState>();
   #running = 0;
-  #exclusiveHeld = false;
   #served = 0;
 
   constructor(options: FairShareOptions) {
@@ -55,11 +52,11 @@ export class FairShareLane {
   }
 
   /** Resolves with a release function once admitted; rejects with ABORTED_BEFORE_DISPATCH if cancelled first. */
-  acquire(tenant: string, signal: AbortSignal, exclusive = false): Promise<() => void> {
+  acquire(tenant: string, signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) return Promise.reject(notDispatched());
     const state = this.#tenant(tenant);
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { tenant: state, exclusive, admit: resolve, refuse: reject, unwatch: () => undefined };
+      const waiter: Waiter = { tenant: state, admit: resolve, refuse: reject, unwatch: () => undefined };
       state.queue.push(waiter);
       this.#waiting.add(state);
       // One listener per signal, not per waiter (abort-fanout).
@@ -83,19 +80,12 @@ export class FairShareLane {
   /** Admits queued calls while the lane has room, in fair order. */
   #pump(): void {
     for (;;) {
-      if (this.#exclusiveHeld) return;
       const next = this.#pick();
       if (next === undefined) return;
       const waiter = next.queue[0] as Waiter;
-      if (waiter.exclusive) {
-        // Drain the lane: nobody else starts until the suspect has run alone.
-        if (this.#running > 0) return;
-        this.#exclusiveHeld = true;
-      } else {
-        const roomy = this.#running < this.#options.threads;
-        const reserved = next.running === 0 && this.#running < this.#options.threads + this.#options.reserveThreads;
-        if (!roomy && !reserved) return;
-      }
+      const roomy = this.#running < this.#options.threads;
+      const reserved = next.running === 0 && this.#running < this.#options.threads + this.#options.reserveThreads;
+      if (!roomy && !reserved) return;
       this.#admit(waiter);
     }
   }
@@ -130,7 +120,6 @@ export class FairShareLane {
       released = true;
       state.running -= 1;
       this.#running -= 1;
-      if (waiter.exclusive) this.#exclusiveHeld = false;
       if (state.running === 0 && state.queue.length === 0) this.#tenants.delete(state.name);
       this.#pump();
     });

@@ -4,7 +4,7 @@
 import { ToolCallError, defineTool, snapshotJson, toolNameMatcher, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
-import type { Admission } from './admission.js';
+import type { Admission, Grant } from './admission.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
 export const DEFAULT_TENANT = 'default';
@@ -54,9 +54,9 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         // A quarantined pair fails fast, before it queues or reaches a process.
         const refused = hooks.refusal(tenant, plugin.name);
         if (refused !== undefined) throw new ToolCallError('SANDBOX_CRASH', `${descriptor.name}: ${refused}`);
-        let release: () => void;
+        let grant: Grant;
         try {
-          release = await hooks.admission.acquire(tenant, plugin.name, exec.signal);
+          grant = await hooks.admission.acquire(tenant, plugin.name, exec.signal);
         } catch (error) {
           throw ToolCallError.isInstance(error) ? new ToolCallError(error.code, `${descriptor.name}: ${error.message}`) : error;
         }
@@ -69,10 +69,11 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
             { kind: 'call', plugin: plugin.spec, tenant, tool: descriptor.name, callId: exec.callId, argsJson, ...(fault === undefined ? {} : { fault }) },
             exec.signal,
             capabilities,
+            grant.placement,
           );
         } finally {
           scope?.abort();
-          release();
+          grant.release();
         }
         exec.setMetadata({ cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name });
         if (!outcome.ok) throw new ToolCallError(outcome.code, `${descriptor.name}: ${outcome.message}`);
@@ -105,9 +106,9 @@ export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: Sandbo
     }
     await Promise.all([...byPlugin].map(async ([plugin, pluginCalls]) => {
       const tenant = turn.tenant ?? DEFAULT_TENANT;
-      let release: () => void;
+      let grant: Grant;
       try {
-        release = await admission.acquire(tenant, plugin.name, turn.signal);
+        grant = await admission.acquire(tenant, plugin.name, turn.signal);
       } catch {
         return; // cancelled while queued: no verdict, and the calls will not dispatch either
       }
@@ -116,9 +117,11 @@ export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: Sandbo
         outcome = await host.run(
           { kind: 'classify', plugin: plugin.spec, tenant, calls: pluginCalls.map((call) => ({ tool: call.name, argsJson: JSON.stringify(call.args) })) },
           turn.signal,
+          undefined,
+          grant.placement,
         );
       } finally {
-        release();
+        grant.release();
       }
       if (!outcome.ok) return; // no verdict: exclusive
       const answers: unknown = JSON.parse(outcome.json);
