@@ -27,8 +27,9 @@ export interface SandboxOptions {
    */
   readonly mode?: 'process' | 'in-process';
   /**
-   * Worker threads per sandbox process that any one tenant may fill. Default: available
-   * parallelism, at least 2, so a lone tenant can keep every core busy.
+   * Sandboxed calls running at once, across all sandbox processes; any one tenant may fill
+   * them all. Each process's pool has this many worker threads plus the reserve. Default:
+   * available parallelism, at least 2, so a lone tenant can keep every core busy.
    */
   readonly threads?: number;
   /**
@@ -41,8 +42,8 @@ export interface SandboxOptions {
   /** The most any manifest may ask for; lower these to tighten every plugin. */
   readonly caps?: Partial<PluginLimits>;
   /**
-   * Work-conserving fair share: a tenant uses every idle thread of its process; only when
-   * several tenants have calls waiting does each get its share (by weight, default 1).
+   * Work-conserving fair share: a tenant uses every idle thread; only when several tenants
+   * have calls waiting does each get its share (by weight, default 1).
    */
   readonly fairShare?: FairShareSettings;
   /** When a tenant+plugin that keeps crashing its sandbox process is refused, and for how long (process mode). */
@@ -110,10 +111,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };
   const sharded = quarantine === undefined ? undefined : new ShardedHost({ ...pool, ...memory, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT });
   const host: SandboxHost = sharded ?? new InProcessHost(pool);
-  const lane = { threads, reserveThreads: tenancy.reserveThreads };
   const admission = new Admission({
-    // One lane per shard; in process mode, one more for probation: one call at a time.
-    lanes: sharded === undefined ? [lane] : [...Array.from({ length: tenancy.processes }, () => lane), { threads: 1, reserveThreads: 0 }],
+    threads,
+    reserveThreads: tenancy.reserveThreads,
+    // Each shard's pool can hold every admitted call; probation runs one at a time.
+    placements: sharded === undefined ? [pool.threads] : [...Array.from({ length: tenancy.processes }, () => pool.threads), 1],
     weightOf: tenancy.weightOf,
     placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });

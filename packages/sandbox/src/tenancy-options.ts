@@ -6,13 +6,13 @@ import { DEFAULT_QUARANTINE, type QuarantineOptions } from './host/crash-quarant
 export interface FairShareSettings {
   /**
    * Relative weight per tenant (default 1 each). Under contention each waiting tenant's
-   * share of a process's threads is proportional to its weight: a paying tier at 4 gets
+   * share of the threads is proportional to its weight: a paying tier at 4 gets
    * four times the threads of a tenant at 1 while both have calls waiting.
    */
   readonly weights?: Readonly<Record<string, number>>;
   /**
-   * Threads per sandbox process kept for tenants that have nothing running, so a light
-   * tenant's call starts at once beside a hog that fills the pool. Default 1; 0 turns it off.
+   * Threads kept for tenants that have nothing running, so a light tenant's call starts at
+   * once beside a hog that fills the pool. Default 1; 0 turns it off.
    */
   readonly reserveThreads?: number;
 }

@@ -7,14 +7,17 @@ import { ToolCallError } from '@airlock/core';
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { Admission, type Grant } from '../src/plugin/admission.js';
-import { FairShareLane } from '../src/plugin/fair-share.js';
+import { FairShare } from '../src/plugin/fair-share.js';
 
 const never = new AbortController().signal;
-const lane = (threads: number, reserveThreads = 0, weights: Record<string, number> = {}) =>
-  new FairShareLane({ threads, reserveThreads, weightOf: (tenant) => weights[tenant] ?? 1 });
+/** One process holding every thread. */
+const lane = (threads: number, reserveThreads = 0, weights: Record<string, number> = {}) => {
+  const share = new FairShare({ threads, reserveThreads, placements: [threads + reserveThreads], weightOf: (tenant) => weights[tenant] ?? 1 });
+  return { acquire: (tenant: string, signal: AbortSignal) => share.acquire(tenant, 0, signal) };
+};
 
 /** Queues calls and records the order in which they are admitted. */
-function recorder(gate: FairShareLane) {
+function recorder(gate: ReturnType<typeof lane>) {
   const admitted: string[] = [];
   const releases = new Map<string, () => void>();
   const call = (tenant: string, id: string, signal = never) =>
@@ -116,10 +119,34 @@ describe('fair-share admission', () => {
     }
   });
 
-  it('a crash suspect is placed in the probation lane, one call at a time, never beside other tenants', async () => {
+  it('the thread count holds across processes: two shards never run more than threads + reserve at once', async () => {
+    const share = new FairShare({ threads: 2, reserveThreads: 1, placements: [3, 3], weightOf: () => 1 });
+    const admitted: string[] = [];
+    const releases = new Map<string, () => void>();
+    const call = (tenant: string, placement: number, id: string) =>
+      void share.acquire(tenant, placement, never).then((release) => {
+        admitted.push(id);
+        releases.set(id, release);
+      });
+    for (let i = 0; i < 3; i += 1) call('a', 0, `a${i}`);
+    await settle();
+    call('b', 1, 'b0');
+    call('b', 1, 'b1');
+    call('c', 1, 'c0');
+    await settle();
+    expect(admitted).toEqual(['a0', 'a1', 'b0']); // a fills the threads, b takes the reserve, c waits
+    expect(share.running).toBe(3);
+    releases.get('a0')!();
+    await settle();
+    expect(admitted.at(-1)).toBe('c0'); // c holds nothing: it goes before b's second call and a's third
+  });
+
+  it('a crash suspect is placed in probation, one call at a time, never beside other tenants', async () => {
     const suspects = new Set(['mallory']);
     const admission = new Admission({
-      lanes: [{ threads: 2, reserveThreads: 1 }, { threads: 1, reserveThreads: 0 }],
+      threads: 4,
+      reserveThreads: 1,
+      placements: [5, 1],
       weightOf: () => 1,
       placementOf: (tenant) => (suspects.has(tenant) ? 1 : 0),
     });

@@ -1,17 +1,23 @@
-// Work-conserving fair admission to one pool of worker threads (one lane per sandbox
-// process). A call waits only when every thread it may use is busy; when several tenants
-// wait, each freed thread goes to the waiting tenant holding the fewest threads per unit of
-// weight (ties: the one served longest ago), so shares converge to the weights. One reserve
-// thread per lane (by default) is kept for tenants with nothing running: a light tenant's
-// call starts at once beside a hog that fills the pool, instead of queueing behind it.
+// Work-conserving fair admission to the sandbox's threads. At most `threads` calls run at
+// once across every sandbox process (one tenant may fill them all), plus `reserveThreads`
+// kept for tenants with nothing running, so a light tenant's call starts at once beside a
+// hog that fills the pool. A call waits only when no thread it may use is free; when
+// several tenants wait, each freed thread goes to the waiting tenant holding the fewest
+// threads per unit of weight (ties: the one served longest ago), so shares converge to the
+// weights. Each call also runs in one process (its placement), whose pool bounds how many
+// calls may run there. Keeping the total at the thread count, whatever the number of
+// processes, keeps the cores from being oversubscribed: isolated-vm's CPU time counts time
+// a running isolate waits for a core, so oversubscription would read as CPU_LIMIT.
 import { ToolCallError } from '@airlock/core';
 import { onAbort } from '../host/abort-fanout.js';
 
 export interface FairShareOptions {
-  /** Threads any one tenant may fill (the lane's ordinary capacity). */
+  /** Calls running at once, across all processes, that any one tenant may fill. */
   readonly threads: number;
-  /** Extra threads only a tenant with nothing running may take. */
+  /** Extra calls only a tenant with nothing running may start. */
   readonly reserveThreads: number;
+  /** How many calls each placement (sandbox process) may run at once: its pool's threads. */
+  readonly placements: readonly number[];
   /** Weight of a tenant (default 1): under contention, shares are proportional to weights. */
   readonly weightOf: (tenant: string) => number;
 }
@@ -19,6 +25,7 @@ export interface FairShareOptions {
 /** One queued call. */
 interface Waiter {
   readonly tenant: TenantState;
+  readonly placement: number;
   readonly admit: (release: () => void) => void;
   readonly refuse: (error: Error) => void;
   /** Stops watching the signal (set once queued). */
@@ -34,29 +41,31 @@ interface TenantState {
   lastServed: number;
 }
 
-export class FairShareLane {
+export class FairShare {
   readonly #options: FairShareOptions;
   readonly #tenants = new Map<string, TenantState>();
   /** Tenants with at least one queued call. */
   readonly #waiting = new Set<TenantState>();
+  readonly #runningAt: number[];
   #running = 0;
   #served = 0;
 
   constructor(options: FairShareOptions) {
     this.#options = options;
+    this.#runningAt = options.placements.map(() => 0);
   }
 
-  /** Calls running in this lane now. */
+  /** Calls running now, in all placements. */
   get running(): number {
     return this.#running;
   }
 
   /** Resolves with a release function once admitted; rejects with ABORTED_BEFORE_DISPATCH if cancelled first. */
-  acquire(tenant: string, signal: AbortSignal): Promise<() => void> {
+  acquire(tenant: string, placement: number, signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) return Promise.reject(notDispatched());
     const state = this.#tenant(tenant);
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { tenant: state, admit: resolve, refuse: reject, unwatch: () => undefined };
+      const waiter: Waiter = { tenant: state, placement, admit: resolve, refuse: reject, unwatch: () => undefined };
       state.queue.push(waiter);
       this.#waiting.add(state);
       // One listener per signal, not per waiter (abort-fanout).
@@ -77,23 +86,23 @@ export class FairShareLane {
     return state;
   }
 
-  /** Admits queued calls while the lane has room, in fair order. */
+  /** Admits queued calls while there is room, in fair order. */
   #pump(): void {
-    for (;;) {
-      const next = this.#pick();
-      if (next === undefined) return;
-      const waiter = next.queue[0] as Waiter;
-      const roomy = this.#running < this.#options.threads;
-      const reserved = next.running === 0 && this.#running < this.#options.threads + this.#options.reserveThreads;
-      if (!roomy && !reserved) return;
-      this.#admit(waiter);
-    }
+    for (let next = this.#pick(); next !== undefined; next = this.#pick()) this.#admit(next.queue[0] as Waiter);
   }
 
-  /** The waiting tenant with the fewest running calls per unit of weight; ties go to the one served longest ago. */
+  /**
+   * The waiting tenant with the fewest running calls per unit of weight (ties: served
+   * longest ago) among those whose next call may start now.
+   */
   #pick(): TenantState | undefined {
+    const { threads, reserveThreads, placements } = this.#options;
     let best: TenantState | undefined;
     for (const state of this.#waiting) {
+      const head = state.queue[0] as Waiter;
+      if ((this.#runningAt[head.placement] as number) >= (placements[head.placement] as number)) continue;
+      const room = this.#running < threads || (state.running === 0 && this.#running < threads + reserveThreads);
+      if (!room) continue;
       if (best === undefined) {
         best = state;
         continue;
@@ -114,12 +123,14 @@ export class FairShareLane {
     state.lastServed = this.#served;
     this.#served += 1;
     this.#running += 1;
+    this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) + 1;
     let released = false;
     waiter.admit(() => {
       if (released) return;
       released = true;
       state.running -= 1;
       this.#running -= 1;
+      this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) - 1;
       if (state.running === 0 && state.queue.length === 0) this.#tenants.delete(state.name);
       this.#pump();
     });
