@@ -141,6 +141,36 @@ describe('fair-share admission', () => {
     expect(admitted.at(-1)).toBe('c0'); // c holds nothing: it goes before b's second call and a's third
   });
 
+  it('thirty calls of one turn waiting hold one abort listener, and none once all are admitted', async () => {
+    const gate = lane(1);
+    const turn = new AbortController();
+    const first = await gate.acquire('t', turn.signal);
+    const waiting = Array.from({ length: 30 }, () => gate.acquire('t', turn.signal));
+    expect(getEventListeners(turn.signal, 'abort')).toHaveLength(1);
+    let release = first;
+    for (const next of waiting) {
+      release();
+      release = await next;
+    }
+    release();
+    expect(getEventListeners(turn.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('aborting a signal rejects every waiter of it; waiters of other signals keep their place', async () => {
+    const gate = lane(1);
+    const turn = new AbortController();
+    const other = new AbortController();
+    const held = await gate.acquire('t', other.signal);
+    const doomed = [gate.acquire('t', turn.signal), gate.acquire('u', turn.signal)];
+    const survivor = gate.acquire('t', other.signal);
+    turn.abort(new Error('cancelled'));
+    for (const promise of doomed) await expect(promise).rejects.toMatchObject({ code: 'ABORTED_BEFORE_DISPATCH' });
+    held();
+    (await survivor)();
+    expect(getEventListeners(turn.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(0);
+  });
+
   it('a crash suspect is placed in probation, one call at a time, never beside other tenants', async () => {
     const suspects = new Set(['mallory']);
     const admission = new Admission({
