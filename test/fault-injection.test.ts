@@ -16,8 +16,9 @@ const codeOf = (result: ToolResult) => (result.isError ? (result as ToolFailure)
 
 describe('fault injection: the sandbox process dies mid-batch', () => {
   it('in-flight calls become SANDBOX_CRASH, later calls run on a respawned child, the next batch succeeds', async () => {
-    // A tenant cap of 3 puts all three parallel calls in flight at once.
-    const h = await harness('plugins/busy.js', { cpuMs: 5000, timeoutMs: 10_000 }, { maxConcurrentPerTenant: 3 });
+    // A lone tenant fills every thread: with 3, all three parallel calls are in flight at once.
+    // One process, so the kill below is the one hosting them.
+    const h = await harness('plugins/busy.js', { cpuMs: 5000, timeoutMs: 10_000 }, { threads: 3, processes: 1 });
     open = h;
     const [firstPid] = h.sandbox.processIds();
     expect(firstPid).toBeGreaterThan(0);

@@ -1,6 +1,8 @@
 // The load run: many tenants' turns through one engine and one sandbox at once, with
-// hostile calls mixed in. It counts what must never happen (lost calls, wrong codes,
-// cross-tenant observations) and measures latency, throughput and peak memory.
+// hostile calls mixed in, and one more tenant whose calls abort their sandbox process.
+// It counts what must never happen (lost calls, wrong codes, cross-tenant observations),
+// what the aborts cost the other tenants (their calls answered SANDBOX_CRASH, before and
+// after the aborter's quarantine), and measures latency per tenant, throughput and memory.
 import { createEngine, type ToolCallRequest, type ToolResult } from '@airlock/core';
 import { createSandbox } from '@airlock/sandbox';
 import { readFileSync } from 'node:fs';
@@ -17,6 +19,45 @@ export interface LoadOptions {
   /** Turns in flight at once. */
   readonly concurrentTurns?: number;
   readonly seed?: number;
+  /** Calls of the tenant that aborts its sandbox process, spread over the run. 0: none. */
+  readonly abortCalls?: number;
+  /**
+   * How it aborts: "fault" (default) kills its process at the start of each call through
+   * the fault injection (deterministic, for CI); "v8" runs a real V8 fatal error (an array
+   * too large for the heap), which usually aborts the process and sometimes is stopped
+   * first by its CPU or memory limit.
+   */
+  readonly abortWith?: 'fault' | 'v8';
+}
+
+/** Latency of benign calls, in ms. */
+export interface Latency {
+  readonly calls: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export interface AbortReport {
+  readonly tenant: string;
+  readonly calls: number;
+  readonly abortWith: 'fault' | 'v8';
+  /** Its calls that took a process down (or killed their worker). */
+  readonly processAborts: number;
+  /** Its calls stopped by a limit before they could abort (v8 only). */
+  readonly stoppedByLimit: number;
+  /** Its calls refused by the quarantine, without reaching a process. */
+  readonly quarantined: number;
+  /** Seconds into the run of the first refusal. */
+  readonly firstQuarantineAtS: number | undefined;
+  /** Other tenants' calls answered SANDBOX_CRASH (in flight in an aborted process). */
+  readonly othersLost: number;
+  /** Their share of all other tenants' calls. */
+  readonly othersLostShare: number;
+  /** Of those, answered after the first refusal (an upper bound: a turn commits in order). */
+  readonly othersLostAfterQuarantine: number;
+  /** Tenants sharing the aborter's sandbox process, and the rest. */
+  readonly sameShard: Latency & { readonly tenants: number; readonly lost: number };
+  readonly otherShards: Latency & { readonly tenants: number; readonly lost: number };
 }
 
 export interface LoadReport {
@@ -28,6 +69,11 @@ export interface LoadReport {
   readonly crossTenant: number;
   readonly benignP50Ms: number;
   readonly benignP99Ms: number;
+  /** Benign latency per tenant; `lost` counts its calls lost to another tenant's aborts. */
+  readonly perTenant: Readonly<Record<string, Latency & { readonly lost: number }>>;
+  /** p99 of the median tenant and of the worst tenant. */
+  readonly tenantP99Ms: { readonly median: number; readonly worst: number };
+  readonly aborts: AbortReport | undefined;
   readonly throughputPerSecond: number;
   readonly wallSeconds: number;
   readonly peakRssMb: { readonly host: number; readonly sandbox: number };
@@ -52,6 +98,17 @@ function random(seed: number): () => number {
   };
 }
 
+function percentile(sorted: readonly number[], q: number): number {
+  return Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) * 100) / 100;
+}
+
+function latency(samples: number[]): Latency {
+  samples.sort((a, b) => a - b);
+  return { calls: samples.length, p50Ms: percentile(samples, 0.5), p99Ms: percentile(samples, 0.99) };
+}
+
+const ABORTER = 'aborter';
+
 function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   try {
     const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -66,19 +123,29 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   const next = random(options.seed ?? 42);
   const dir = await pluginFolder('plugins/load.js', { name: 'load', realm: 'warm', limits: { memoryMb: 16, cpuMs: 100, timeoutMs: 400, maxOutputBytes: 65536 } });
   const memoryDir = await pluginFolder('plugins/load-memory.js', { name: 'load-memory', limits: { memoryMb: 16, cpuMs: 5000, timeoutMs: 10_000 } });
-  const sandbox = createSandbox({ threads: 2 });
+  const crashDir = await pluginFolder('plugins/load-crash.js', { name: 'load-crash', limits: { cpuMs: 5000, timeoutMs: 10_000 } });
+  // Defaults: 2 processes (shards), 2 threads each plus the reserve thread.
+  const abortWith = options.abortWith ?? 'fault';
+  const sandbox = createSandbox({ threads: 2, ...(abortWith === 'fault' ? { faults: ({ tenant }) => (tenant === ABORTER ? 'kill-process' : undefined) } : {}) });
   let sandboxPeak = 0;
   const sampler = setInterval(() => {
     for (const pid of sandbox.processIds()) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmRSS'));
   }, 100);
   try {
-    await sandbox.loadPlugins([dir, memoryDir]);
-    const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule });
+    await sandbox.loadPlugins([dir, memoryDir, crashDir]);
+    // When each call's result was committed, to tell losses before and after the quarantine.
+    const committedAt = new Map<string, number>();
+    const engine = createEngine({
+      tools: sandbox.tools(),
+      policy: { default: 'allow' },
+      preSchedule: sandbox.preSchedule,
+      observers: { onResult: (result) => committedAt.set(result.callId, performance.now()) },
+    });
 
     // Each tenant gets its share of calls, cut into turns; turns of all tenants interleave.
     interface Planned { readonly request: ToolCallRequest; readonly expected: string; readonly n: number }
     const turns: { tenant: string; calls: Planned[] }[] = [];
-    const perTenant = new Map<string, Planned[]>();
+    const perTenantPlan = new Map<string, Planned[]>();
     let hostile = 0;
     for (let i = 0; i < options.calls; i += 1) {
       const tenant = `tenant-${Math.floor(next() * options.tenants)}`;
@@ -87,14 +154,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       const planned: Planned = bad === undefined
         ? { request: { id: `c${i}`, name: 'probe', arguments: JSON.stringify({ n: i }) }, expected: 'ok', n: i }
         : { request: { id: `c${i}`, name: bad.tool, arguments: '{}' }, expected: bad.code, n: i };
-      const list = perTenant.get(tenant) ?? [];
+      const list = perTenantPlan.get(tenant) ?? [];
       list.push(planned);
-      perTenant.set(tenant, list);
+      perTenantPlan.set(tenant, list);
     }
-    for (const [tenant, list] of perTenant) for (let i = 0; i < list.length; i += turnSize) turns.push({ tenant, calls: list.slice(i, i + turnSize) });
+    for (const [tenant, list] of perTenantPlan) for (let i = 0; i < list.length; i += turnSize) turns.push({ tenant, calls: list.slice(i, i + turnSize) });
     for (let i = turns.length - 1; i > 0; i -= 1) {
       const j = Math.floor(next() * (i + 1));
       [turns[i], turns[j]] = [turns[j]!, turns[i]!];
+    }
+    // The aborter's calls, one per turn, spread evenly over the run.
+    const abortCalls = options.abortCalls ?? 0;
+    for (let k = abortCalls - 1; k >= 0; k -= 1) {
+      const at = Math.floor(((k + 1) * turns.length) / (abortCalls + 1));
+      turns.splice(at, 0, { tenant: ABORTER, calls: [{ request: { id: `abort${k}`, name: 'abort_process', arguments: '{}' }, expected: 'SANDBOX_CRASH', n: -1 }] });
     }
 
     let lost = 0;
@@ -102,6 +175,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     let crossTenant = 0;
     const mistakes: string[] = [];
     const benignMs: number[] = [];
+    const tenantMs = new Map<string, number[]>();
+    const tenantLost = new Map<string, number>();
+    const othersLostAt: string[] = [];
+    let othersCalls = 0;
+    let processAborts = 0;
+    let stoppedByLimit = 0;
+    let quarantined = 0;
+    let firstQuarantineAt: number | undefined;
     const codes: Record<string, number> = {};
     const started = performance.now();
     let cursor = 0;
@@ -119,6 +200,24 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
           }
           const code = result.isError ? result.error.code : 'ok';
           codes[code] = (codes[code] ?? 0) + 1;
+          if (turn.tenant === ABORTER) {
+            if (result.isError && result.error.message.includes('quarantined until')) {
+              quarantined += 1;
+              firstQuarantineAt ??= committedAt.get(planned.request.id);
+            } else if (code === 'SANDBOX_CRASH') processAborts += 1;
+            else if (abortWith === 'v8' && (code === 'CPU_LIMIT' || code === 'MEMORY_LIMIT')) {
+              stoppedByLimit += 1;
+              return; // a real abort is not certain: a limit may stop it first
+            }
+          } else {
+            othersCalls += 1;
+            // In flight in the process another tenant aborted: a loss the shards bound, counted apart.
+            if (abortCalls > 0 && code === 'SANDBOX_CRASH' && planned.expected !== 'SANDBOX_CRASH') {
+              tenantLost.set(turn.tenant, (tenantLost.get(turn.tenant) ?? 0) + 1);
+              othersLostAt.push(planned.request.id);
+              return;
+            }
+          }
           if (code !== planned.expected) {
             wrongCode += 1;
             if (mistakes.length < 20) mistakes.push(`${planned.request.name} for ${turn.tenant}: expected ${planned.expected}, got ${code}${result.isError ? ` (${result.error.message})` : ''}`);
@@ -129,14 +228,37 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
             if (value.cross || value.tenant !== turn.tenant) crossTenant += 1;
             if (value.n !== planned.n) wrongCode += 1;
             benignMs.push(result.durationMs);
+            const mine = tenantMs.get(turn.tenant) ?? [];
+            mine.push(result.durationMs);
+            tenantMs.set(turn.tenant, mine);
           }
         });
       }
     };
     await Promise.all(Array.from({ length: options.concurrentTurns ?? 8 }, worker));
     const wallSeconds = (performance.now() - started) / 1000;
-    benignMs.sort((a, b) => a - b);
-    const at = (q: number): number => benignMs[Math.min(benignMs.length - 1, Math.floor(q * benignMs.length))] ?? 0;
+    const overall = latency(benignMs);
+    const perTenant: Record<string, Latency & { lost: number }> = {};
+    for (const tenant of perTenantPlan.keys()) perTenant[tenant] = { ...latency(tenantMs.get(tenant) ?? []), lost: tenantLost.get(tenant) ?? 0 };
+    const p99s = Object.values(perTenant).map((figures) => figures.p99Ms).sort((a, b) => a - b);
+    const group = (same: boolean): Latency & { tenants: number; lost: number } => {
+      const tenants = [...perTenantPlan.keys()].filter((tenant) => (sandbox.shardOf(tenant) === sandbox.shardOf(ABORTER)) === same);
+      return { ...latency(tenants.flatMap((tenant) => tenantMs.get(tenant) ?? [])), tenants: tenants.length, lost: tenants.reduce((sum, tenant) => sum + (tenantLost.get(tenant) ?? 0), 0) };
+    };
+    const aborts: AbortReport | undefined = abortCalls === 0 ? undefined : {
+      tenant: ABORTER,
+      calls: abortCalls,
+      abortWith,
+      processAborts,
+      stoppedByLimit,
+      quarantined,
+      firstQuarantineAtS: firstQuarantineAt === undefined ? undefined : Math.round((firstQuarantineAt - started) / 100) / 10,
+      othersLost: othersLostAt.length,
+      othersLostShare: othersCalls === 0 ? 0 : Math.round((othersLostAt.length / othersCalls) * 1e5) / 1e5,
+      othersLostAfterQuarantine: firstQuarantineAt === undefined ? 0 : othersLostAt.filter((id) => (committedAt.get(id) ?? 0) > firstQuarantineAt!).length,
+      sameShard: group(true),
+      otherShards: group(false),
+    };
     for (const pid of sandbox.processIds()) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmHWM'));
     return {
       calls: options.calls,
@@ -145,8 +267,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       lost,
       wrongCode,
       crossTenant,
-      benignP50Ms: Math.round(at(0.5) * 100) / 100,
-      benignP99Ms: Math.round(at(0.99) * 100) / 100,
+      benignP50Ms: overall.p50Ms,
+      benignP99Ms: overall.p99Ms,
+      perTenant,
+      tenantP99Ms: { median: p99s[Math.floor(p99s.length / 2)] ?? 0, worst: p99s.at(-1) ?? 0 },
+      aborts,
       throughputPerSecond: Math.round(options.calls / wallSeconds),
       wallSeconds: Math.round(wallSeconds * 10) / 10,
       peakRssMb: { host: Math.round(process.resourceUsage().maxRSS / 1024), sandbox: sandboxPeak },
@@ -158,5 +283,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     await sandbox.close();
     await rm(dir, { recursive: true, force: true });
     await rm(memoryDir, { recursive: true, force: true });
+    await rm(crashDir, { recursive: true, force: true });
   }
 }

@@ -2,6 +2,7 @@
 
 export { createSandbox } from './sandbox.js';
 export type { PluginReport, Sandbox, SandboxOptions } from './sandbox.js';
+export type { FairShareSettings, QuarantineSettings } from './tenancy-options.js';
 export { SandboxError } from './errors/sandbox-error.js';
 export type { SandboxErrorCode } from './errors/sandbox-error.js';
 export { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, MIN_MEMORY_MB } from './manifest/host-limits.js';

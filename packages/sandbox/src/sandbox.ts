@@ -2,7 +2,6 @@
 // manifest's permissions as policy rules and classifiers run inside the isolates.
 import type { AnyTool, PolicyRule, PreSchedule } from '@airlock/core';
 import { SandboxError } from './errors/sandbox-error.js';
-import { ChildProcessHost } from './host/child-process-host.js';
 import { InProcessHost } from './host/in-process-host.js';
 import type { SandboxHost } from './host/sandbox-host.js';
 import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
@@ -10,8 +9,12 @@ import { crossPluginProblems } from './plugin/cross-plugin-problems.js';
 import { describePlugin } from './plugin/describe-plugin.js';
 import { discoverPluginFolders } from './plugin/discover-plugins.js';
 import type { LoadedPlugin } from './plugin/loaded-plugin.js';
-import { classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Capability, type Verdicts } from './plugin/plugin-tools.js';
-import { TenantGate } from './plugin/tenant-gate.js';
+import { DEFAULT_TENANT, classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Capability, type Verdicts } from './plugin/plugin-tools.js';
+import { Admission } from './plugin/admission.js';
+import { CrashQuarantine } from './host/crash-quarantine.js';
+import { ShardedHost } from './host/sharded-host.js';
+import { shardOf } from './host/shard-placement.js';
+import { tenancySettings, type FairShareSettings, type QuarantineSettings } from './tenancy-options.js';
 import type { Fault } from './isolate/protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
@@ -23,17 +26,28 @@ export interface SandboxOptions {
    * in this process (needs --no-node-snapshot); an isolated-vm OOM may then abort it.
    */
   readonly mode?: 'process' | 'in-process';
-  /** Worker threads in the pool. Default: available parallelism, at least 2. */
+  /**
+   * Sandboxed calls running at once, across all sandbox processes; any one tenant may fill
+   * them all. Each process's pool has this many worker threads plus the reserve. Default:
+   * available parallelism, at least 2, so a lone tenant can keep every core busy.
+   */
   readonly threads?: number;
-  /** OS-level resident-memory ceiling of the sandbox process, in MiB (process mode). Default 2048. */
+  /**
+   * Sandbox processes (process mode). Each tenant runs in one, chosen by a stable hash of
+   * its id, so a process abort costs only the calls in flight in that process. Default 2.
+   */
+  readonly processes?: number;
+  /** OS-level resident-memory ceiling of each sandbox process, in MiB (process mode). Default 2048. */
   readonly processMemoryMb?: number;
   /** The most any manifest may ask for; lower these to tighten every plugin. */
   readonly caps?: Partial<PluginLimits>;
   /**
-   * Most sandboxed calls one tenant may have running at once; the rest wait their turn.
-   * Default: half the pool's threads, at least 1, so one tenant never holds the whole pool.
+   * Work-conserving fair share: a tenant uses every idle thread; only when several tenants
+   * have calls waiting does each get its share (by weight, default 1).
    */
-  readonly maxConcurrentPerTenant?: number;
+  readonly fairShare?: FairShareSettings;
+  /** When a tenant+plugin that keeps crashing its sandbox process is refused, and for how long (process mode). */
+  readonly quarantine?: QuarantineSettings;
   /**
    * Testing only: inject a fault into chosen calls (kill the worker thread, kill the
    * sandbox process, fail the isolate's creation) to prove every call still gets one result.
@@ -67,6 +81,8 @@ export interface Sandbox {
   readonly preSchedule: PreSchedule;
   /** Process ids hosting isolates (for supervision and fault-injection tests). */
   processIds(): number[];
+  /** Which sandbox process (0-based shard) a tenant's calls run in; always 0 in in-process mode. */
+  shardOf(tenant: string): number;
   close(): Promise<void>;
 }
 
@@ -81,19 +97,29 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     throw new SandboxError('INVALID_OPTION', 'options.threads must be a positive integer');
   }
   const threads = options.threads ?? Math.max(2, availableParallelism());
-  const perTenant = options.maxConcurrentPerTenant ?? Math.max(1, Math.floor(threads / 2));
-  if (!(Number.isInteger(perTenant) && perTenant > 0)) throw new SandboxError('INVALID_OPTION', 'options.maxConcurrentPerTenant must be a positive integer');
+  const tenancy = tenancySettings(options);
   const offered = new Map<string, Capability>();
   for (const [name, capability] of Object.entries(options.capabilities ?? {})) {
     if (!/^[a-z][a-zA-Z0-9_.]{0,63}$/.test(name)) throw new SandboxError('INVALID_OPTION', `options.capabilities: "${name}" is not a capability name (a letter, then letters, digits, "_" or ".")`);
     if (typeof capability !== 'function') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} must be a function`);
     offered.set(name, capability);
   }
-  const hooks: CallHooks = { gate: new TenantGate(perTenant), capabilities: offered, faultFor: options.faults };
-  const pool = { threads };
-  const host: SandboxHost = options.mode === 'in-process'
-    ? new InProcessHost(pool)
-    : new ChildProcessHost({ ...pool, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
+  const inProcess = options.mode === 'in-process';
+  // The pool holds the reserve threads too; admission decides who may use them.
+  const pool = { threads: threads + tenancy.reserveThreads };
+  const quarantine = inProcess ? undefined : new CrashQuarantine(tenancy.quarantine);
+  const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };
+  const sharded = quarantine === undefined ? undefined : new ShardedHost({ ...pool, ...memory, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT });
+  const host: SandboxHost = sharded ?? new InProcessHost(pool);
+  const admission = new Admission({
+    threads,
+    reserveThreads: tenancy.reserveThreads,
+    // Each shard's pool can hold every admitted call; probation runs one at a time.
+    placements: sharded === undefined ? [pool.threads] : [...Array.from({ length: tenancy.processes }, () => pool.threads), 1],
+    weightOf: tenancy.weightOf,
+    placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
+  });
+  const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: options.faults };
   const loaded: LoadedPlugin[] = [];
   const verdicts: Verdicts = new WeakMap();
   // Both derived from the loaded plugins; rebuilt only when a load changes them.
@@ -146,8 +172,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return [...toolCache];
     },
     policyRules: () => loaded.flatMap(pluginPolicyRules),
-    preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts))(calls, turn),
+    preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts, admission))(calls, turn),
     processIds: () => host.processIds(),
+    shardOf: (tenant) => (inProcess ? 0 : shardOf(tenant, tenancy.processes)),
     async close() {
       closed = true;
       await host.close();

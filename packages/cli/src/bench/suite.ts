@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { measure, measureLoop } from './measure.js';
+import { benchTenancy } from './tenancy.js';
 import type { Metric } from './metrics.js';
 
 export interface SuiteOptions {
@@ -34,7 +35,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   const scale = options.quick ? 0.1 : 1;
   const n = (count: number): number => Math.max(20, Math.round(count * scale));
   const metrics: Metric[] = [];
-  const steps = 7;
+  const steps = 9;
   let step = 0;
   const progress = (label: string): void => {
     step += 1;
@@ -150,5 +151,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     await rm(freshDir, { recursive: true, force: true });
     await rm(warmDir, { recursive: true, force: true });
   }
+
+  // 5. Tenancy: work conservation and fair share, each against raw Piscina.
+  await benchTenancy(options.quick, metric, progress);
   return metrics;
 }

@@ -74,6 +74,11 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
       return { ok: false, code: 'TIMEOUT', message: `${call.name}: timed out after ${timeoutMs} ms`, metadata };
     }
     if (callerSignal.aborted && !ToolCallError.isInstance(error)) {
+      // A body that was still queued (a sandboxed call waiting for a thread) says so by
+      // rejecting with ABORTED_BEFORE_DISPATCH as the abort reaches it; give it one turn.
+      if (bodyStarted && (await neverDispatched(body))) {
+        return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
+      }
       return bodyStarted
         ? { ok: false, code: 'ABORTED', message: `${call.name}: cancelled while running`, metadata }
         : { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
@@ -104,4 +109,20 @@ function notifyLate(config: PipelineConfig, call: ParsedCall, outcome: 'fulfille
   } catch {
     // Observers are contained: they can never change or break a call.
   }
+}
+
+/** Whether the body rejected, within a timer tick of the abort, saying it never dispatched. */
+function neverDispatched(body: Promise<unknown>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), 0);
+    body.then(
+      () => undefined,
+      (error: unknown) => {
+        if (ToolCallError.isInstance(error) && error.code === 'ABORTED_BEFORE_DISPATCH') {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      },
+    );
+  });
 }

@@ -6,6 +6,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
 import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
+import { onAbort } from './abort-fanout.js';
+import type { InFlightPair } from './crash-quarantine.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
 const CHILD_FILE = new URL('./child-main.js', import.meta.url);
@@ -13,12 +15,19 @@ const CHILD_FILE = new URL('./child-main.js', import.meta.url);
 export interface ChildProcessOptions extends PoolOptions {
   /** OS-level ceiling on the child's resident memory, in MiB; past it the child is killed. Default 2048. */
   readonly processMemoryMb?: number;
+  /**
+   * Told who was in flight when a crash happened: every pair with a task in a child that
+   * died unasked, or the one pair whose call's worker died (which retires its child).
+   */
+  readonly onCrash?: (inFlight: readonly InFlightPair[]) => void;
 }
 
 /** One child process and the calls it owes answers to. */
 interface Child {
   readonly process: ChildProcess;
   readonly pending: Map<number, (outcome: SandboxOutcome) => void>;
+  /** Whose work each in-flight task is, for blame when the child dies. */
+  readonly owners: Map<number, InFlightPair>;
   readonly rssTimer: ReturnType<typeof setInterval>;
   deathReason: string | undefined;
   /** Takes no new calls; killed once its in-flight calls are answered. */
@@ -47,19 +56,18 @@ export class ChildProcessHost implements SandboxHost {
     const id = this.#nextId;
     this.#nextId += 1;
     return new Promise<SandboxOutcome>((resolve) => {
-      const onAbort = (): void => {
-        send(child, { type: 'cancel', id });
-      };
+      const unwatch = signal === undefined ? undefined : onAbort(signal, () => send(child, { type: 'cancel', id }));
       if (capabilities !== undefined) child.capabilities.set(id, capabilities);
+      child.owners.set(id, task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined);
       child.pending.set(id, (outcome) => {
-        signal?.removeEventListener('abort', onAbort);
+        unwatch?.();
         child.pending.delete(id);
+        child.owners.delete(id);
         child.capabilities.delete(id);
         refreshRef(child);
         if (child.retired && child.pending.size === 0) child.process.kill('SIGKILL');
         resolve(outcome);
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
       refreshRef(child);
       if (!send(child, { type: 'run', id, task: this.#withoutSource(child, task) })) child.pending.get(id)?.(crash('the sandbox process is not reachable'));
     });
@@ -99,7 +107,7 @@ export class ChildProcessHost implements SandboxHost {
       env: { ...process.env, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
-    const child: Child = { process: proc, pending: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set(), capabilities: new Map() };
+    const child: Child = { process: proc, pending: new Map(), owners: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set(), capabilities: new Map() };
     this.#children.add(child);
     this.#current = child;
     proc.on('message', (message: FromChild) => {
@@ -116,7 +124,10 @@ export class ChildProcessHost implements SandboxHost {
       if (message.type !== 'result') return;
       // A worker died under this call: its process may be about to abort (a V8 fatal
       // error), so it takes no new calls. Later calls go to a fresh child.
-      if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') this.#retire(child);
+      if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') {
+        this.#retire(child);
+        if (child.owners.has(message.id)) this.#options.onCrash?.([child.owners.get(message.id)]);
+      }
       child.pending.get(message.id)?.(message.outcome);
     });
     proc.on('error', () => undefined); // 'exit' follows and settles everything
@@ -125,6 +136,7 @@ export class ChildProcessHost implements SandboxHost {
       this.#children.delete(child);
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
+      if (!this.#closed && child.pending.size > 0) this.#options.onCrash?.([...child.owners.values()]);
       failAll(child, `the sandbox process ${why} during the call`);
     });
     return child;

@@ -6,8 +6,9 @@ export interface SandboxHost {
   /**
    * Always resolves with an outcome: crashes, cancellations and shutdowns included.
    * `capabilities` answers the call's capability requests (plugins granted some only).
+   * `placement` is the process admission chose for it; hosts with one pool ignore it.
    */
-  run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome>;
+  run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler, placement?: number): Promise<SandboxOutcome>;
   /** Process ids hosting isolates (for supervision, diagnostics and fault-injection tests). */
   processIds(): number[];
   close(): Promise<void>;

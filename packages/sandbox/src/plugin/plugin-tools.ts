@@ -4,7 +4,7 @@
 import { ToolCallError, defineTool, snapshotJson, toolNameMatcher, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
-import type { TenantGate } from './tenant-gate.js';
+import type { Admission, Grant } from './admission.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
 export const DEFAULT_TENANT = 'default';
@@ -26,7 +26,9 @@ export interface CapabilityContext {
 export type Capability = (argument: JsonValue, context: CapabilityContext) => JsonValue | Promise<JsonValue>;
 
 export interface CallHooks {
-  readonly gate: TenantGate;
+  readonly admission: Admission;
+  /** Why this tenant+plugin's calls are refused now (quarantine), if they are. */
+  readonly refusal: (tenant: string, plugin: string) => string | undefined;
   readonly capabilities: ReadonlyMap<string, Capability>;
   /** Testing only: a fault to inject into this call. */
   readonly faultFor: ((call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined) | undefined;
@@ -49,7 +51,15 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         const argsJson = JSON.stringify(args);
         const tenant = exec.tenant ?? DEFAULT_TENANT;
         const fault = hooks.faultFor?.({ callId: exec.callId, tool: descriptor.name, tenant });
-        const release = await hooks.gate.acquire(tenant, exec.signal);
+        // A quarantined pair fails fast, before it queues or reaches a process.
+        const refused = hooks.refusal(tenant, plugin.name);
+        if (refused !== undefined) throw new ToolCallError('SANDBOX_CRASH', `${descriptor.name}: ${refused}`);
+        let grant: Grant;
+        try {
+          grant = await hooks.admission.acquire(tenant, plugin.name, exec.signal);
+        } catch (error) {
+          throw ToolCallError.isInstance(error) ? new ToolCallError(error.code, `${descriptor.name}: ${error.message}`) : error;
+        }
         // Only calls of a plugin granted capabilities need a scope that ends with the call.
         const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
         const capabilities = scope === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) });
@@ -59,10 +69,11 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
             { kind: 'call', plugin: plugin.spec, tenant, tool: descriptor.name, callId: exec.callId, argsJson, ...(fault === undefined ? {} : { fault }) },
             exec.signal,
             capabilities,
+            grant.placement,
           );
         } finally {
           scope?.abort();
-          release();
+          grant.release();
         }
         exec.setMetadata({
           cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name,
@@ -87,8 +98,8 @@ function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Ca
   };
 }
 
-/** Asks each plugin's classifiers, inside its isolate, about this turn's calls. */
-export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: SandboxHost, verdicts: Verdicts): PreSchedule {
+/** Asks each plugin's classifiers, inside its isolate, about this turn's calls; admitted like calls, so they take their fair share of threads too. */
+export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: SandboxHost, verdicts: Verdicts, admission: Admission): PreSchedule {
   const owners = new Map<string, LoadedPlugin>();
   for (const plugin of plugins) for (const tool of plugin.tools) if (tool.hasClassifier) owners.set(tool.name, plugin);
   return async (calls: readonly ParsedCall[], turn) => {
@@ -98,10 +109,24 @@ export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: Sandbo
       if (owner !== undefined) byPlugin.set(owner, [...(byPlugin.get(owner) ?? []), call]);
     }
     await Promise.all([...byPlugin].map(async ([plugin, pluginCalls]) => {
-      const outcome = await host.run(
-        { kind: 'classify', plugin: plugin.spec, tenant: turn.tenant ?? DEFAULT_TENANT, calls: pluginCalls.map((call) => ({ tool: call.name, argsJson: JSON.stringify(call.args) })) },
-        turn.signal,
-      );
+      const tenant = turn.tenant ?? DEFAULT_TENANT;
+      let grant: Grant;
+      try {
+        grant = await admission.acquire(tenant, plugin.name, turn.signal);
+      } catch {
+        return; // cancelled while queued: no verdict, and the calls will not dispatch either
+      }
+      let outcome;
+      try {
+        outcome = await host.run(
+          { kind: 'classify', plugin: plugin.spec, tenant, calls: pluginCalls.map((call) => ({ tool: call.name, argsJson: JSON.stringify(call.args) })) },
+          turn.signal,
+          undefined,
+          grant.placement,
+        );
+      } finally {
+        grant.release();
+      }
       if (!outcome.ok) return; // no verdict: exclusive
       const answers: unknown = JSON.parse(outcome.json);
       if (!Array.isArray(answers)) return;

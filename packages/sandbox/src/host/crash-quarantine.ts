@@ -1,0 +1,140 @@
+// Who keeps crashing a sandbox process, and who is quarantined for it.
+//
+// A worker that dies under a call is pinned on that call. A process abort kills every
+// call in flight in it, and nothing says which one caused it.
+// So blame is only ever certain: a crash counts against a tenant+plugin pair ("a strike")
+// only when that pair was the sole one in flight. A pair caught in a crash beside others
+// becomes a suspect, and a suspect's calls run in a probation process, one at a time
+// (ShardedHost, admission's probation lane): if it crashes again, the blame is certain,
+// and its co-suspects from earlier crashes are cleared. An innocent neighbour is never struck, so a hostile tenant
+// cannot get another quarantined by crashing beside it.
+//
+// `crashes` strikes within `windowMs` quarantine the pair for `baseMs`, doubling on each
+// repeat up to `maxMs`; after a release, one more strike re-quarantines at once.
+// Quarantined calls fail fast with SANDBOX_CRASH and never reach a process.
+
+export interface QuarantineOptions {
+  /** Certain crashes within the window that quarantine a pair. Default 3. */
+  readonly crashes: number;
+  readonly windowMs: number;
+  /** First quarantine; each repeat doubles it. */
+  readonly baseMs: number;
+  /** Longest quarantine; also how long a released pair stays on probation. */
+  readonly maxMs: number;
+  readonly now?: () => number;
+}
+
+export const DEFAULT_QUARANTINE: QuarantineOptions = Object.freeze({ crashes: 3, windowMs: 60_000, baseMs: 30_000, maxMs: 15 * 60_000 });
+
+/** A task in flight when its process died: its pair, or undefined for work no tenant owns (plugin loading). */
+export type InFlightPair = { readonly tenant: string; readonly plugin: string } | undefined;
+
+interface PairRecord {
+  readonly tenant: string;
+  readonly plugin: string;
+  /** Times of certain crashes, within the window. */
+  strikes: number[];
+  lastStrikeAt: number;
+  /** Crashes this pair was caught in beside others, not yet pinned on anyone: id to time. */
+  readonly unexplained: Map<number, number>;
+  quarantinedUntil: number;
+  /** Quarantines so far: the backoff exponent. */
+  level: number;
+}
+
+export class CrashQuarantine {
+  readonly #options: QuarantineOptions;
+  readonly #now: () => number;
+  readonly #pairs = new Map<string, PairRecord>();
+  /** Pairs caught in each shared crash, for clearing co-suspects once one is convicted. */
+  readonly #crashes = new Map<number, { readonly at: number; readonly pairs: readonly string[] }>();
+  #nextCrash = 1;
+
+  constructor(options: QuarantineOptions = DEFAULT_QUARANTINE) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** A sandbox process (or a call's worker) died with these tasks in flight. */
+  recordCrash(inFlight: readonly InFlightPair[]): void {
+    const now = this.#now();
+    this.#prune(now);
+    const keys = [...new Set(inFlight.filter((pair) => pair !== undefined).map((pair) => keyOf(pair.tenant, pair.plugin)))];
+    const byKey = new Map(inFlight.filter((pair) => pair !== undefined).map((pair) => [keyOf(pair.tenant, pair.plugin), pair]));
+    if (keys.length === 0) return;
+    if (keys.length === 1 && !inFlight.includes(undefined)) {
+      const pair = byKey.get(keys[0] as string)!;
+      this.#strike(this.#record(pair.tenant, pair.plugin), now);
+      return;
+    }
+    const crash = this.#nextCrash;
+    this.#nextCrash += 1;
+    this.#crashes.set(crash, { at: now, pairs: keys });
+    for (const key of keys) {
+      const pair = byKey.get(key)!;
+      this.#record(pair.tenant, pair.plugin).unexplained.set(crash, now);
+    }
+  }
+
+  /** Why this pair's calls are refused now, or undefined if they may run. */
+  refusal(tenant: string, plugin: string): string | undefined {
+    const record = this.#pairs.get(keyOf(tenant, plugin));
+    if (record === undefined || record.quarantinedUntil <= this.#now()) return undefined;
+    const seconds = Math.round(this.#options.windowMs / 1000);
+    return `tenant ${JSON.stringify(tenant)}'s plugin ${JSON.stringify(plugin)} is quarantined until ${new Date(record.quarantinedUntil).toISOString()}: it crashed its sandbox process ${record.level > 1 ? 'again after a quarantine' : `${this.#options.crashes} times within ${seconds} s`}`;
+  }
+
+  /** A recent crash points at this pair: its calls run in probation until the window passes (or another is convicted). */
+  isSuspect(tenant: string, plugin: string): boolean {
+    const record = this.#pairs.get(keyOf(tenant, plugin));
+    if (record === undefined) return false;
+    const since = this.#now() - this.#options.windowMs;
+    if (record.lastStrikeAt > since) return true;
+    for (const at of record.unexplained.values()) if (at > since) return true;
+    return false;
+  }
+
+  #record(tenant: string, plugin: string): PairRecord {
+    const key = keyOf(tenant, plugin);
+    let record = this.#pairs.get(key);
+    if (record === undefined) {
+      record = { tenant, plugin, strikes: [], lastStrikeAt: -Infinity, unexplained: new Map(), quarantinedUntil: 0, level: 0 };
+      this.#pairs.set(key, record);
+    }
+    return record;
+  }
+
+  #strike(record: PairRecord, now: number): void {
+    const { crashes, windowMs, baseMs, maxMs } = this.#options;
+    // Convicted: the shared crashes it was caught in are explained, so its co-suspects go free.
+    for (const crash of record.unexplained.keys()) {
+      for (const key of this.#crashes.get(crash)?.pairs ?? []) this.#pairs.get(key)?.unexplained.delete(crash);
+      this.#crashes.delete(crash);
+    }
+    // A long quiet spell forgives earlier quarantines.
+    if (now - record.lastStrikeAt > maxMs && record.quarantinedUntil + maxMs < now) record.level = 0;
+    const onProbation = record.level > 0 && now - record.quarantinedUntil < maxMs;
+    record.strikes = [...record.strikes.filter((at) => now - at < windowMs), now];
+    record.lastStrikeAt = now;
+    if (!onProbation && record.strikes.length < crashes) return;
+    record.quarantinedUntil = now + Math.min(maxMs, baseMs * 2 ** record.level);
+    record.level += 1;
+    record.strikes = [];
+  }
+
+  /** Forgets what no longer matters, so the records stay bounded by recent crashes. */
+  #prune(now: number): void {
+    const { windowMs, maxMs } = this.#options;
+    for (const [id, crash] of this.#crashes) if (now - crash.at >= windowMs) this.#crashes.delete(id);
+    for (const [key, record] of this.#pairs) {
+      for (const [id, at] of record.unexplained) if (now - at >= windowMs) record.unexplained.delete(id);
+      const quiet = record.unexplained.size === 0 && now - record.lastStrikeAt >= windowMs;
+      const forgiven = record.level === 0 || record.quarantinedUntil + maxMs < now;
+      if (quiet && forgiven && record.quarantinedUntil <= now) this.#pairs.delete(key);
+    }
+  }
+}
+
+function keyOf(tenant: string, plugin: string): string {
+  return JSON.stringify([tenant, plugin]);
+}

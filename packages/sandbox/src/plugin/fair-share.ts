@@ -1,0 +1,155 @@
+// Work-conserving fair admission to the sandbox's threads. At most `threads` calls run at
+// once across every sandbox process (one tenant may fill them all), plus `reserveThreads`
+// kept for tenants with nothing running, so a light tenant's call starts at once beside a
+// hog that fills the pool. A call waits only when no thread it may use is free; when
+// several tenants wait, each freed thread goes to the waiting tenant holding the fewest
+// threads per unit of weight (ties: the one served longest ago), so shares converge to the
+// weights. Each call also runs in one process (its placement), whose pool bounds how many
+// calls may run there. Keeping the total at the thread count, whatever the number of
+// processes, keeps the cores from being oversubscribed: isolated-vm's CPU time counts time
+// a running isolate waits for a core, so oversubscription would read as CPU_LIMIT.
+import { ToolCallError } from '@airlock/core';
+import { onAbort } from '../host/abort-fanout.js';
+
+export interface FairShareOptions {
+  /** Calls running at once, across all processes, that any one tenant may fill. */
+  readonly threads: number;
+  /** Extra calls only a tenant with nothing running may start. */
+  readonly reserveThreads: number;
+  /** How many calls each placement (sandbox process) may run at once: its pool's threads. */
+  readonly placements: readonly number[];
+  /** Weight of a tenant (default 1): under contention, shares are proportional to weights. */
+  readonly weightOf: (tenant: string) => number;
+}
+
+/** One queued call. */
+interface Waiter {
+  readonly tenant: TenantState;
+  readonly placement: number;
+  readonly admit: (release: () => void) => void;
+  readonly refuse: (error: Error) => void;
+  /** Stops watching the signal (set once queued). */
+  unwatch: () => void;
+}
+
+interface TenantState {
+  readonly name: string;
+  readonly weight: number;
+  running: number;
+  readonly queue: Waiter[];
+  /** Admission sequence of its last admitted call: the round-robin tie-break. */
+  lastServed: number;
+}
+
+export class FairShare {
+  readonly #options: FairShareOptions;
+  readonly #tenants = new Map<string, TenantState>();
+  /** Tenants with at least one queued call. */
+  readonly #waiting = new Set<TenantState>();
+  readonly #runningAt: number[];
+  #running = 0;
+  #served = 0;
+
+  constructor(options: FairShareOptions) {
+    this.#options = options;
+    this.#runningAt = options.placements.map(() => 0);
+  }
+
+  /** Calls running now, in all placements. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Resolves with a release function once admitted; rejects with ABORTED_BEFORE_DISPATCH if cancelled first. */
+  acquire(tenant: string, placement: number, signal: AbortSignal): Promise<() => void> {
+    if (signal.aborted) return Promise.reject(notDispatched());
+    const state = this.#tenant(tenant);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { tenant: state, placement, admit: resolve, refuse: reject, unwatch: () => undefined };
+      state.queue.push(waiter);
+      this.#waiting.add(state);
+      // One listener per signal, not per waiter (abort-fanout).
+      waiter.unwatch = onAbort(signal, () => {
+        this.#drop(waiter);
+        this.#pump();
+      });
+      this.#pump();
+    });
+  }
+
+  #tenant(name: string): TenantState {
+    let state = this.#tenants.get(name);
+    if (state === undefined) {
+      state = { name, weight: this.#options.weightOf(name), running: 0, queue: [], lastServed: -1 };
+      this.#tenants.set(name, state);
+    }
+    return state;
+  }
+
+  /** Admits queued calls while there is room, in fair order. */
+  #pump(): void {
+    for (let next = this.#pick(); next !== undefined; next = this.#pick()) this.#admit(next.queue[0] as Waiter);
+  }
+
+  /**
+   * The waiting tenant with the fewest running calls per unit of weight (ties: served
+   * longest ago) among those whose next call may start now.
+   */
+  #pick(): TenantState | undefined {
+    const { threads, reserveThreads, placements } = this.#options;
+    let best: TenantState | undefined;
+    for (const state of this.#waiting) {
+      const head = state.queue[0] as Waiter;
+      if ((this.#runningAt[head.placement] as number) >= (placements[head.placement] as number)) continue;
+      const room = this.#running < threads || (state.running === 0 && this.#running < threads + reserveThreads);
+      if (!room) continue;
+      if (best === undefined) {
+        best = state;
+        continue;
+      }
+      const share = state.running / state.weight;
+      const bestShare = best.running / best.weight;
+      if (share < bestShare || (share === bestShare && state.lastServed < best.lastServed)) best = state;
+    }
+    return best;
+  }
+
+  #admit(waiter: Waiter): void {
+    const state = waiter.tenant;
+    state.queue.shift();
+    if (state.queue.length === 0) this.#waiting.delete(state);
+    waiter.unwatch();
+    state.running += 1;
+    state.lastServed = this.#served;
+    this.#served += 1;
+    this.#running += 1;
+    this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) + 1;
+    let released = false;
+    waiter.admit(() => {
+      if (released) return;
+      released = true;
+      state.running -= 1;
+      this.#running -= 1;
+      this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) - 1;
+      if (state.running === 0 && state.queue.length === 0) this.#tenants.delete(state.name);
+      this.#pump();
+    });
+  }
+
+  /** A call cancelled while queued: out of the queue, answered as never dispatched. */
+  #drop(waiter: Waiter): void {
+    const state = waiter.tenant;
+    const index = state.queue.indexOf(waiter);
+    if (index < 0) return; // already admitted
+    state.queue.splice(index, 1);
+    if (state.queue.length === 0) {
+      this.#waiting.delete(state);
+      if (state.running === 0) this.#tenants.delete(state.name);
+    }
+    waiter.refuse(notDispatched());
+  }
+}
+
+function notDispatched(): ToolCallError {
+  return new ToolCallError('ABORTED_BEFORE_DISPATCH', 'cancelled while waiting for a sandbox thread');
+}

@@ -1,0 +1,85 @@
+// Blame for a process abort is only ever certain: a pair is struck only when it crashed a
+// process alone; neighbours caught in a shared crash become suspects (run alone) and are
+// cleared once the culprit is convicted, so a hostile tenant cannot get a neighbour
+// quarantined. Strikes within the window quarantine with doubling backoff.
+import { describe, expect, it } from 'vitest';
+import { CrashQuarantine } from '../src/host/crash-quarantine.js';
+
+function clock() {
+  let now = 1_000_000;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+const options = { crashes: 3, windowMs: 60_000, baseMs: 30_000, maxMs: 240_000 };
+const evil = { tenant: 'mallory', plugin: 'crasher' };
+const victim = { tenant: 'alice', plugin: 'notes' };
+
+describe('crash quarantine', () => {
+  it('three crashes pinned on one pair within the window quarantine it; it says until when', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    q.recordCrash([evil]);
+    q.recordCrash([evil]);
+    expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
+    q.recordCrash([evil]);
+    const refusal = q.refusal(evil.tenant, evil.plugin);
+    expect(refusal).toContain('quarantined until');
+    expect(refusal).toContain(new Date(time.now() + 30_000).toISOString());
+    expect(q.refusal('mallory', 'other-plugin')).toBeUndefined();
+    expect(q.refusal('bob', 'crasher')).toBeUndefined();
+    time.advance(30_001);
+    expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
+  });
+
+  it('strikes spread wider than the window do not add up', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    for (let i = 0; i < 5; i += 1) {
+      q.recordCrash([evil]);
+      time.advance(31_000);
+    }
+    expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
+  });
+
+  it('a repeat offender after release is quarantined again at once, for twice as long, up to the cap', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    for (let i = 0; i < 3; i += 1) q.recordCrash([evil]);
+    const lengths: number[] = [];
+    for (let round = 0; round < 4; round += 1) {
+      const until = Date.parse(/until (\S+):/.exec(q.refusal(evil.tenant, evil.plugin)!)![1]!);
+      lengths.push(until - time.now());
+      time.advance(until - time.now() + 1);
+      q.recordCrash([evil]);
+    }
+    expect(lengths).toEqual([30_000, 60_000, 120_000, 240_000]);
+  });
+
+  it('a neighbour caught in shared crashes is never struck; it runs alone until the culprit is convicted', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    for (let i = 0; i < 10; i += 1) q.recordCrash([evil, victim]);
+    expect(q.refusal(victim.tenant, victim.plugin)).toBeUndefined();
+    expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
+    expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(true);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
+    // Run alone, the culprit crashes its process by itself: certain blame, the neighbour is cleared.
+    q.recordCrash([evil]);
+    expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(false);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
+    q.recordCrash([evil]);
+    q.recordCrash([evil]);
+    expect(q.refusal(evil.tenant, evil.plugin)).toContain('quarantined');
+    expect(q.refusal(victim.tenant, victim.plugin)).toBeUndefined();
+  });
+
+  it('work no tenant owns in flight (plugin loading) makes a crash unattributable', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    for (let i = 0; i < 5; i += 1) q.recordCrash([evil, undefined]);
+    expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
+    time.advance(60_001);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(false);
+  });
+});

@@ -1,0 +1,172 @@
+// Tenancy through the real engine and sandbox processes: a lone tenant fills every thread;
+// a light tenant is not stuck behind a hog; a call cancelled while queued never dispatched;
+// a process abort costs only its own shard; a repeat offender is quarantined.
+import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
+import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { rm } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pluginFolder } from './support/plugin-harness.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function setup(options: SandboxOptions, observers: Parameters<typeof createEngine>[0]['observers'] = {}): Promise<{ sandbox: Sandbox; engine: Engine }> {
+  const dir = await pluginFolder('plugins/timed.js', { name: 'timed', limits: { cpuMs: 10_000, timeoutMs: 20_000 } });
+  const sandbox = createSandbox(options);
+  cleanups.push(async () => {
+    await sandbox.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  await sandbox.loadPlugins([dir]);
+  return { sandbox, engine: createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule, observers }) };
+}
+
+const timed = (id: string, ms: number): ToolCallRequest => ({ id, name: 'timed', arguments: JSON.stringify({ ms }) });
+/** Like timed, but with no classifier: the call goes straight to admission. */
+const stamp = (id: string, ms: number): ToolCallRequest => ({ id, name: 'stamp', arguments: JSON.stringify({ ms }) });
+const code = (result: ToolResult | undefined): string => (result === undefined ? 'missing' : result.isError ? (result as ToolFailure).error.code : 'ok');
+const span = (result: ToolResult | undefined): { start: number; end: number } => (result as unknown as { value: { start: number; end: number } }).value;
+
+/** Resolves once every named call has entered the execute stage (queued or running). */
+function entered(ids: readonly string[]): { onStage: (event: { callId: string; stage: string }) => void; all: Promise<void> } {
+  const waiting = new Set(ids);
+  let done!: () => void;
+  const all = new Promise<void>((resolve) => (done = resolve));
+  return {
+    all,
+    onStage: ({ callId, stage }) => {
+      if (stage === 'execute' && waiting.delete(callId) && waiting.size === 0) done();
+    },
+  };
+}
+
+/** Tenant names that land on the given shard. */
+function tenantsOn(sandbox: Sandbox, shard: number, count: number, prefix: string): string[] {
+  const found: string[] = [];
+  for (let i = 0; found.length < count; i += 1) if (sandbox.shardOf(`${prefix}-${i}`) === shard) found.push(`${prefix}-${i}`);
+  return found;
+}
+
+describe('work-conserving fair share', () => {
+  it('a lone tenant runs on every thread of an idle pool: its parallel calls overlap', async () => {
+    const { engine } = await setup({ threads: 2, processes: 1 });
+    const results = await engine.run([timed('a', 600), timed('b', 600)], { tenant: 'solo' });
+    const [a, b] = results.map(span);
+    expect(results.map(code)).toEqual(['ok', 'ok']);
+    // Under the old cap (half the threads), b started only after a ended.
+    expect(b!.start).toBeLessThan(a!.end);
+    expect(a!.start).toBeLessThan(b!.end);
+  });
+
+  it('a light tenant beside a hog that fills the pool is admitted before the hog\'s queued calls', async () => {
+    const gate = entered(['h1', 'h2', 'h3', 'h4']);
+    const { engine } = await setup({ threads: 2, processes: 1, fairShare: { reserveThreads: 0 } }, { onStage: gate.onStage });
+    const hog = engine.run([timed('h1', 300), timed('h2', 900), timed('h3', 300), timed('h4', 300)], { tenant: 'hog' });
+    await gate.all;
+    const [light] = await engine.run([stamp('q', 0)], { tenant: 'light' });
+    const hogResults = await hog;
+    // h1 ends first; its thread goes to the light call, not to h3. Only when the light
+    // call is done does h3 start (its release admits h3).
+    expect(span(light).start).toBeGreaterThanOrEqual(span(hogResults[0]).end);
+    expect(span(light).end).toBeLessThanOrEqual(span(hogResults[2]).start);
+    expect(span(light).end).toBeLessThanOrEqual(span(hogResults[3]).start);
+  });
+
+  it('with the reserve thread (default), the light tenant\'s call starts at once and ends first', async () => {
+    const gate = entered(['h1', 'h2', 'h3', 'h4']);
+    const { engine } = await setup({ threads: 2, processes: 1 }, { onStage: gate.onStage });
+    const hog = engine.run([timed('h1', 1500), timed('h2', 1500), timed('h3', 1500), timed('h4', 1500)], { tenant: 'hog' });
+    await gate.all;
+    const [light] = await engine.run([stamp('q', 0)], { tenant: 'light' });
+    const hogResults = await hog;
+    expect(code(light)).toBe('ok');
+    for (const result of hogResults) expect(span(light).end).toBeLessThanOrEqual(span(result).end);
+  });
+
+  it('a call cancelled while queued ends as ABORTED_BEFORE_DISPATCH; a running one as ABORTED', async () => {
+    const gate = entered(['running', 'queued']);
+    const { engine } = await setup({ threads: 1, processes: 1, fairShare: { reserveThreads: 0 } }, { onStage: gate.onStage });
+    const controller = new AbortController();
+    const first = engine.run([timed('running', 2000)], { tenant: 't', signal: controller.signal });
+    const second = engine.run([timed('queued', 10)], { tenant: 't', signal: controller.signal });
+    await gate.all;
+    controller.abort();
+    expect(code((await second)[0])).toBe('ABORTED_BEFORE_DISPATCH');
+    expect(code((await first)[0])).toBe('ABORTED');
+  });
+});
+
+describe('blast radius', () => {
+  it('a process abort costs only the calls in its own shard', async () => {
+    const probe = createSandbox({ processes: 2 });
+    const [evil, neighbour] = tenantsOn(probe, 0, 2, 'zero');
+    const [calm] = tenantsOn(probe, 1, 1, 'one');
+    await probe.close();
+    const gate = entered(['calm', 'neighbour']);
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, faults: ({ callId }) => (callId === 'evil' ? 'kill-process' : undefined) }, { onStage: gate.onStage });
+    // Long enough that both are still running whenever the evil call reaches its process.
+    const calmTurn = engine.run([stamp('calm', 2500)], { tenant: calm! });
+    const neighbourTurn = engine.run([stamp('neighbour', 2500)], { tenant: neighbour! });
+    await gate.all;
+    const [evilResult] = await engine.run([stamp('evil', 0)], { tenant: evil! });
+    expect(code(evilResult)).toBe('SANDBOX_CRASH');
+    expect(code((await neighbourTurn)[0])).toBe('SANDBOX_CRASH'); // same shard: in flight when it died
+    expect(code((await calmTurn)[0])).toBe('ok'); // other shard: untouched
+    expect(sandbox.shardOf(calm!)).not.toBe(sandbox.shardOf(evil!));
+  });
+
+  it('a tenant+plugin that keeps killing its process is quarantined: its calls fail fast, no process dies again', async () => {
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, faults: ({ tenant }) => (tenant === 'mallory' ? 'kill-process' : undefined) });
+    const [neighbour] = tenantsOn(sandbox, sandbox.shardOf('mallory'), 1, 'near');
+    for (let i = 0; i < 3; i += 1) {
+      const [result] = await engine.run([timed(`k${i}`, 0)], { tenant: 'mallory' });
+      expect((result as ToolFailure).error.message).toContain('killed by SIGKILL');
+    }
+    expect(code((await engine.run([timed('n1', 0)], { tenant: neighbour! }))[0])).toBe('ok');
+    const pids = sandbox.processIds();
+    const started = performance.now();
+    const [refused] = await engine.run([timed('k3', 0)], { tenant: 'mallory' });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(code(refused)).toBe('SANDBOX_CRASH');
+    expect((refused as ToolFailure).error.message).toMatch(/tenant "mallory"'s plugin "timed" is quarantined until \d{4}-\d\d-\d\dT[\d:.]+Z/);
+    expect(sandbox.processIds()).toEqual(pids); // nothing was taken down
+    expect(code((await engine.run([timed('n2', 0)], { tenant: neighbour! }))[0])).toBe('ok');
+  });
+
+  it('after a crash beside others, the suspect runs in a probation process: its next aborts cost nobody else', async () => {
+    const gate = entered(['n1']);
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, faults: ({ tenant }) => (tenant === 'mallory' ? 'kill-process' : undefined) }, { onStage: gate.onStage });
+    const [neighbour] = tenantsOn(sandbox, sandbox.shardOf('mallory'), 1, 'near');
+    // 1. A crash with a neighbour in flight: both lose the call, nobody can be blamed yet.
+    const first = engine.run([stamp('n1', 2500)], { tenant: neighbour! });
+    await gate.all;
+    const [crashed] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    expect(code(crashed)).toBe('SANDBOX_CRASH');
+    expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    // 2. Now a suspect, mallory runs in probation, alone: this crash is pinned on it.
+    expect(code((await engine.run([stamp('m2', 0)], { tenant: 'mallory' }))[0])).toBe('SANDBOX_CRASH');
+    // 3. The neighbour is cleared and back in its shard; mallory's next abort, in probation, costs it nothing.
+    const [[beside], [again]] = await Promise.all([engine.run([stamp('n2', 1500)], { tenant: neighbour! }), engine.run([stamp('m3', 0)], { tenant: 'mallory' })]);
+    expect(code(again)).toBe('SANDBOX_CRASH');
+    expect(code(beside)).toBe('ok');
+    // 4. The third certain crash quarantines it.
+    await engine.run([stamp('m4', 0)], { tenant: 'mallory' });
+    expect((await engine.run([stamp('m5', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('quarantined until') } });
+  });
+
+  it('a real abort (V8 fatal error) repeated three times: quarantined, while another shard keeps serving', async () => {
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2 });
+    const [other] = tenantsOn(sandbox, 1 - sandbox.shardOf('mallory'), 1, 'far');
+    const crash: ToolCallRequest = { id: 'crash', name: 'crash', arguments: '{}' };
+    for (let i = 0; i < 3; i += 1) {
+      const [[result], [fine]] = await Promise.all([engine.run([crash], { tenant: 'mallory' }), engine.run([timed(`far${i}`, 200)], { tenant: other! })]);
+      expect(code(result)).toBe('SANDBOX_CRASH');
+      expect((result as ToolFailure).error.message).toMatch(/the sandbox (process was killed by SIGABRT|process exited|worker died)/);
+      expect(code(fine)).toBe('ok');
+    }
+    const [refused] = await engine.run([crash], { tenant: 'mallory' });
+    expect((refused as ToolFailure).error.message).toContain('quarantined until');
+  }, 60_000);
+});
