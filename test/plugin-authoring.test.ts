@@ -103,11 +103,11 @@ describe('airlock check explains an author\'s mistakes, attributed to their file
   it('a plugin\'s own error text cannot drive the operator\'s terminal', async () => {
     const checked = await airlock(['check', join(BROKEN, 'escape-in-error')]);
     expect(checked.code).toBe(1);
-    expect(checked.stdout).toContain('could not be loaded: ?[2J?]0;pwned? all clear');
+    expect(checked.stdout).toContain('could not be loaded: \\x1b[2J\\x1b]0;pwned\\x07 all clear');
     expect(checked.stdout).not.toContain('\u001b');
     const ran = await airlock(['run', '-', '--plugins', join(BROKEN, 'escape-in-error')], { input: '{"role":"assistant","tool_calls":[]}' });
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toContain('?[2J?]0;pwned? all clear');
+    expect(ran.stderr).toContain('\\x1b[2J\\x1b]0;pwned\\x07 all clear');
     expect(ran.stderr).not.toContain('\u001b');
   });
 });
