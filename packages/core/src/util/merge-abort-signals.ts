@@ -20,6 +20,29 @@ export interface LinkedAbort {
 }
 
 /**
+ * Everything following one parent signal, behind a single listener on it: a turn's signal
+ * shared by many calls (or a server's by many turns) then carries one listener, not one per
+ * call, and never trips MaxListenersExceededWarning.
+ */
+const followers = new WeakMap<AbortSignal, Set<() => void>>();
+
+function follow(parent: AbortSignal, onAbort: () => void): () => void {
+  let set = followers.get(parent);
+  if (set === undefined) {
+    const created = new Set<() => void>();
+    set = created;
+    followers.set(parent, created);
+    parent.addEventListener('abort', () => {
+      followers.delete(parent);
+      for (const each of [...created]) each();
+    }, { once: true });
+  }
+  const mine = set;
+  mine.add(onAbort);
+  return () => mine.delete(onAbort);
+}
+
+/**
  * A child signal that follows its parent. Cheaper than AbortSignal.any on the hot
  * path (no WeakRefs for the collector to chase) and explicitly disposed.
  */
@@ -31,7 +54,6 @@ export function linkAbortSignal(parent: AbortSignal): LinkedAbort {
     controller.abort(parent.reason);
     return { signal: controller.signal, abort, dispose: () => undefined };
   }
-  const follow = (): void => controller.abort(parent.reason);
-  parent.addEventListener('abort', follow, { once: true });
-  return { signal: controller.signal, abort, dispose: () => parent.removeEventListener('abort', follow) };
+  const dispose = follow(parent, () => controller.abort(parent.reason));
+  return { signal: controller.signal, abort, dispose };
 }
