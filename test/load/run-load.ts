@@ -81,12 +81,18 @@ export interface LoadReport {
   readonly mistakes: readonly string[];
 }
 
-const HOSTILE: readonly { tool: string; code: string }[] = [
+/** Each hostile call's tool and the one code it must end with (`ok` with a value where the attack returns one). */
+const HOSTILE: readonly { tool: string; code: string; value?: unknown }[] = [
   { tool: 'spin', code: 'CPU_LIMIT' },
   { tool: 'hog', code: 'MEMORY_LIMIT' },
   { tool: 'hang', code: 'TIMEOUT' },
   { tool: 'boom', code: 'TOOL_ERROR' },
   { tool: 'flood', code: 'OUTPUT_TOO_LARGE' },
+  // Call scope: work left behind acts as nobody; prototype poison and stray rejections are the plugin's own.
+  { tool: 'leftover', code: 'ok', value: 'started' },
+  { tool: 'poison', code: 'TOOL_ERROR' },
+  { tool: 'stray', code: 'ok', value: 1 },
+  { tool: 'forge', code: 'ok', value: { ok: false, code: 'OUTPUT_TOO_LARGE', message: 'forged' } },
 ];
 
 /** A small deterministic generator, so a run can be repeated exactly. */
@@ -124,15 +130,26 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   const dir = await pluginFolder('plugins/load.js', { name: 'load', realm: 'warm', limits: { memoryMb: 16, cpuMs: 100, timeoutMs: 400, maxOutputBytes: 65536 } });
   const memoryDir = await pluginFolder('plugins/load-memory.js', { name: 'load-memory', limits: { memoryMb: 16, cpuMs: 5000, timeoutMs: 10_000 } });
   const crashDir = await pluginFolder('plugins/load-crash.js', { name: 'load-crash', limits: { cpuMs: 5000, timeoutMs: 10_000 } });
+  const scopeDir = await pluginFolder('plugins/load-call-scope.js', { name: 'load-call-scope', capabilities: ['kv.get'], limits: { memoryMb: 16, cpuMs: 200, timeoutMs: 1000 } });
+  // Every capability request names the tenant its plugin believes it runs as; the host
+  // answers for context.tenant. A mismatch, or a request after its call ended, is a breach.
+  let capabilityBreaches = 0;
+  const capabilities = {
+    'kv.get': (argument: unknown, context: { tenant: string; signal: AbortSignal }) => {
+      const claimed = (argument as { claimed?: unknown }).claimed;
+      if (claimed !== context.tenant || context.signal.aborted) capabilityBreaches += 1;
+      return null;
+    },
+  };
   // Defaults: 2 processes (shards), 2 threads each plus the reserve thread.
   const abortWith = options.abortWith ?? 'fault';
-  const sandbox = createSandbox({ threads: 2, ...(abortWith === 'fault' ? { faults: ({ tenant }) => (tenant === ABORTER ? 'kill-process' : undefined) } : {}) });
+  const sandbox = createSandbox({ threads: 2, capabilities, ...(abortWith === 'fault' ? { faults: ({ tenant }) => (tenant === ABORTER ? 'kill-process' : undefined) } : {}) });
   let sandboxPeak = 0;
   const sampler = setInterval(() => {
     for (const pid of sandbox.processIds()) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmRSS'));
   }, 100);
   try {
-    await sandbox.loadPlugins([dir, memoryDir, crashDir]);
+    await sandbox.loadPlugins([dir, memoryDir, crashDir, scopeDir]);
     // When each call's result was committed, to tell losses before and after the quarantine.
     const committedAt = new Map<string, number>();
     const engine = createEngine({
@@ -143,7 +160,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     });
 
     // Each tenant gets its share of calls, cut into turns; turns of all tenants interleave.
-    interface Planned { readonly request: ToolCallRequest; readonly expected: string; readonly n: number }
+    interface Planned { readonly request: ToolCallRequest; readonly expected: string; readonly n: number; readonly value?: unknown }
     const turns: { tenant: string; calls: Planned[] }[] = [];
     const perTenantPlan = new Map<string, Planned[]>();
     let hostile = 0;
@@ -153,7 +170,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       if (bad !== undefined) hostile += 1;
       const planned: Planned = bad === undefined
         ? { request: { id: `c${i}`, name: 'probe', arguments: JSON.stringify({ n: i }) }, expected: 'ok', n: i }
-        : { request: { id: `c${i}`, name: bad.tool, arguments: '{}' }, expected: bad.code, n: i };
+        : { request: { id: `c${i}`, name: bad.tool, arguments: '{}' }, expected: bad.code, n: i, ...(bad.value === undefined ? {} : { value: bad.value }) };
       const list = perTenantPlan.get(tenant) ?? [];
       list.push(planned);
       perTenantPlan.set(tenant, list);
@@ -223,6 +240,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
             if (mistakes.length < 20) mistakes.push(`${planned.request.name} for ${turn.tenant}: expected ${planned.expected}, got ${code}${result.isError ? ` (${result.error.message})` : ''}`);
             return;
           }
+          if (!result.isError && planned.value !== undefined) {
+            if (JSON.stringify(result.value) !== JSON.stringify(planned.value)) {
+              wrongCode += 1;
+              if (mistakes.length < 20) mistakes.push(`${planned.request.name} for ${turn.tenant}: expected ${JSON.stringify(planned.value)}, got ${JSON.stringify(result.value)}`);
+            }
+            return;
+          }
           if (!result.isError) {
             const value = result.value as { n: number; tenant: string; cross: boolean };
             if (value.cross || value.tenant !== turn.tenant) crossTenant += 1;
@@ -266,7 +290,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       hostile,
       lost,
       wrongCode,
-      crossTenant,
+      crossTenant: crossTenant + capabilityBreaches,
       benignP50Ms: overall.p50Ms,
       benignP99Ms: overall.p99Ms,
       perTenant,
@@ -284,5 +308,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     await rm(dir, { recursive: true, force: true });
     await rm(memoryDir, { recursive: true, force: true });
     await rm(crashDir, { recursive: true, force: true });
+    await rm(scopeDir, { recursive: true, force: true });
   }
 }

@@ -25,7 +25,7 @@ describe('a shared caller signal', () => {
       parameters: { type: 'object' },
       isConcurrencySafe: () => true,
       execute: (_args: JsonValue, exec) =>
-        new Promise((_resolve, reject) => {
+        new Promise<JsonValue>((_resolve, reject) => {
           running += 1;
           if (running === 40) started.resolve();
           exec.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
