@@ -12,6 +12,10 @@ import type { KillReason } from './failure-code.js';
 
 /** How long a verdict waits for the heap figures of an isolate still busy (a task stopped mid garbage collection). */
 const HEAP_CHECK_GRACE_MS = 100;
+/** The same wait for a CPU verdict: short, so a spin is stopped close to its budget. */
+const CPU_VERDICT_GRACE_MS = 10;
+/** Added to twice the CPU allowance in a task's timeout (see taskTimeoutMs). */
+const CPU_SLACK_MS = 10;
 /** A task is stopped this long before the deadline, so the isolate is idle when the verdict is made. */
 const TASK_STOP_LEAD_MS = 25;
 /** Committed heap at this share of the limit or more: the heap was at its ceiling. */
@@ -55,11 +59,16 @@ export class Watchdog {
     this.#deadline = setTimeout(() => this.judge('wall'), budget.timeoutMs);
   }
 
-  /** The `timeout` for the next task in the isolate: the CPU allowance left, or the wall time left less a lead. */
+  /**
+   * The `timeout` for the next task in the isolate: the wall time left less a lead, or twice
+   * the CPU allowance left. isolated-vm's timer runs on the wall clock, so on a crowded machine
+   * a task waiting for a core would be stopped before using its CPU; the slack keeps that from
+   * happening, and the CPU budget itself is the poll's to enforce, from real CPU time.
+   */
   taskTimeoutMs(): number {
     const wallLeft = this.#budget.timeoutMs - this.#lead() - this.wallMs();
     const cpuLeft = this.#budget.cpuMs - Math.max(0, this.cpuMs());
-    return Math.max(1, Math.ceil(Math.min(wallLeft, cpuLeft)));
+    return Math.max(1, Math.ceil(Math.min(wallLeft, 2 * cpuLeft + CPU_SLACK_MS)));
   }
 
   /** isolated-vm stopped a task at the timeout this watchdog gave it: the budget it stood for is spent. */
@@ -83,7 +92,8 @@ export class Watchdog {
     // Still busy after the grace: a builtin that ignores termination, or a collection that
     // will not end. The heap cannot answer; this process growing by the isolate's whole
     // limit during the task is then the witness.
-    this.#grace = setTimeout(() => decide(process.memoryUsage.rss() - this.#rssStart >= this.#memoryLimitBytes), HEAP_CHECK_GRACE_MS);
+    // A CPU verdict on a task still running waits only briefly: a spinning task answers no heap question.
+    this.#grace = setTimeout(() => decide(process.memoryUsage.rss() - this.#rssStart >= this.#memoryLimitBytes), reason === 'cpu' ? CPU_VERDICT_GRACE_MS : HEAP_CHECK_GRACE_MS);
     this.#isolate.getHeapStatistics().then(
       // Committed heap, not used: stopping the task already collected what it held.
       (heap) => decide(heap.total_heap_size + heap.externally_allocated_size >= HEAP_CEILING_SHARE * this.#memoryLimitBytes),
