@@ -50,7 +50,7 @@ describe('CallRegistry', () => {
     const options = { isolate: realm.isolate as unknown as ivm.Isolate, granted: new Set<string>(), capabilities: undefined, start: () => Promise.resolve() };
     const tokens = new Set(Array.from({ length: 100 }, () => registry.open(options).token));
     expect(tokens.size).toBe(100);
-    for (const token of tokens) expect(token).toMatch(/^[0-9a-f]{32}$/);
+    for (const token of tokens) expect(token).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 

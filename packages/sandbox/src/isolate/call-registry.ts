@@ -2,7 +2,7 @@
 // token of the call that made them; only live calls are registered, so a message from work
 // a call left behind, or one that names another call, finds nothing and changes nothing.
 import ivm from 'isolated-vm';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { LiveCall, type LiveCallOptions } from './live-call.js';
 
 export class CallRegistry {
@@ -18,8 +18,9 @@ export class CallRegistry {
   });
 
   open(options: Omit<LiveCallOptions, 'token'>): LiveCall {
-    // Unguessable, though only the bootstrap ever holds one: defence in depth.
-    const call = new LiveCall({ ...options, token: randomBytes(16).toString('hex') });
+    // Unguessable (122 random bits, from Node's pooled CSPRNG: cheap per call), though only
+    // the bootstrap ever holds one: defence in depth.
+    const call = new LiveCall({ ...options, token: randomUUID() });
     this.#calls.set(call.token, call);
     return call;
   }

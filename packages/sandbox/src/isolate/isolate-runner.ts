@@ -71,7 +71,7 @@ export class IsolateRunner {
           atEnd(() => this.#calls.close(call));
           logsOf = () => call.logs();
           const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
-          call.track(start([realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
+          call.trackEntry(start([realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
           const report = await call.finished;
           return {
             outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),

@@ -91,10 +91,28 @@ export class LiveCall {
       this.#tasks -= 1;
       this.#maybeFinish();
     };
-    task.then(settle, (error: unknown) => {
+    task.then((answer: unknown) => {
+      // A call whose tool returned at once answers in the task itself: "kind\u0000payload".
+      if (typeof answer === 'string') {
+        const cut = answer.indexOf('\u0000');
+        if (cut > 0) this.report(answer.slice(0, cut), answer.slice(cut + 1));
+      }
+      settle();
+    }, (error: unknown) => {
       if (this.#options.isolate.isDisposed) this.#reject(error);
       else settle();
     });
+  }
+
+  /**
+   * Follows the task that started the call. When isolated-vm rejects it for a promise the
+   * plugin left rejected, an answer the tool gave at once was lost with it: collect it.
+   */
+  trackEntry(task: Promise<unknown>): void {
+    this.track(task.catch((error: unknown) => {
+      if (this.#options.isolate.isDisposed || this.#report !== undefined) throw error;
+      return this.#options.start([undefined, 'collect', this.token]);
+    }));
   }
 
   report(kind: string, payload: string): void {

@@ -322,19 +322,53 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabili
     return '{"ok":true,"value":' + text + ']}';
   }
 
-  async function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): Promise<void> {
-    let outcome: [string, string];
+  // The last answer given as a task's own value, kept for the host to collect when isolated-vm
+  // rejected that task instead (it does when the plugin left a promise rejected and unhandled).
+  let kept: { token: string; text: string } | undefined;
+
+  /** An outcome as the task's own answer: the host then needs no second message. */
+  function answer(outcome: [string, string]): string {
+    const token = runningToken as string;
+    runningToken = undefined;
+    const text = outcome[0] + '\u0000' + outcome[1];
+    kept = { token, text };
+    return text;
+  }
+
+  function collect(token: string): string | undefined {
+    const found = kept !== undefined && kept.token === token ? kept.text : undefined;
+    kept = undefined;
+    return found;
+  }
+
+  /**
+   * Runs a call. A tool that returns at once (not a thenable) has its outcome returned by
+   * this very task; otherwise the outcome goes out through the host function when it settles.
+   */
+  function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): string | undefined {
     runningToken = token;
+    let tool: Record<string, unknown> | undefined;
+    let value: unknown;
     try {
-      const tool = find(namespace, name);
+      tool = find(namespace, name);
       const execute = tool === undefined ? undefined : tool.execute;
-      if (typeof execute !== 'function') outcome = ['TOOL_ERROR', 'the plugin has no tool named ' + json(name)];
-      else {
-        const context = parse(contextJson) as Record<string, unknown>;
-        context.capabilities = capabilitiesFor(token);
-        const value: unknown = await apply(execute, tool, [parse(argsJson), freeze(context)]);
-        outcome = encodeResult(value, maxBytes);
-      }
+      if (typeof execute !== 'function') return answer(['TOOL_ERROR', 'the plugin has no tool named ' + json(name)]);
+      const context = parse(contextJson) as Record<string, unknown>;
+      context.capabilities = capabilitiesFor(token);
+      value = apply(execute, tool, [parse(argsJson), freeze(context)]);
+      const then = value !== null && (typeof value === 'object' || typeof value === 'function') ? (value as { then?: unknown }).then : undefined;
+      if (typeof then !== 'function') return answer(encodeResult(value, maxBytes));
+    } catch (error) {
+      return answer(['TOOL_ERROR', describeThrown(error)]);
+    }
+    void settleLater(token, value, maxBytes);
+    return undefined;
+  }
+
+  async function settleLater(token: string, pending: unknown, maxBytes: number): Promise<void> {
+    let outcome: [string, string];
+    try {
+      outcome = encodeResult(await pending, maxBytes);
     } catch (error) {
       outcome = ['TOOL_ERROR', describeThrown(error)];
     }
@@ -352,10 +386,10 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabili
 
   function entry(namespace: Record<string, unknown>, mode: string, a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): string | undefined {
     if (mode === 'call') {
-      // Starts the call and returns at once; its outcome goes out through the host function.
-      void call(namespace, a as string, b as string, c as string, d as number, e as string);
-      return undefined;
+      kept = undefined;
+      return call(namespace, a as string, b as string, c as string, d as number, e as string);
     }
+    if (mode === 'collect') return collect(a as string);
     if (mode === 'deliver') {
       deliver(a as number, b as boolean, c as string);
       return undefined;
