@@ -123,7 +123,7 @@ describe('realm globals', () => {
   });
 
   // Each family of built-ins replaced on its own, by functions that throw or that lie.
-  const families = ['typed-arrays', 'arrays', 'strings', 'statics', 'object-prototype', 'globals'] as const;
+  const families = ['typed-arrays', 'arrays', 'strings', 'statics', 'object-prototype', 'late', 'globals'] as const;
   const correct: Json = { encode: [104, 195, 169], decode: 'hé', url: 'https://a.b/d?e=1', params: '2', btoa: 'Zm9v', atob: 'foo', clone: 2, uuid: 36 };
   type Outcome = { ok?: JsonValue; error?: { isError: boolean; name: string; message: string } };
   for (const family of families) {
@@ -131,7 +131,7 @@ describe('realm globals', () => {
       it(`a plugin that replaced built-ins (${family}, ${mode}) gets a result or a plain error, never the host; crypto is right or refuses`, async () => {
         const value = await call('tampered', { family, mode });
         expect(value.host).toEqual({ ok: ['undefined', 'undefined', 'undefined', 'undefined'] });
-        for (const name of [...Object.keys(correct), 'random']) {
+        for (const name of [...Object.keys(correct), 'random', 'refill']) {
           const outcome = value[name] as Outcome;
           expect(outcome.error === undefined ? true : outcome.error.isError, `${name}: ${JSON.stringify(outcome)}`).toBe(true);
         }
@@ -146,6 +146,9 @@ describe('realm globals', () => {
           expect(random.ok!.same).toBeLessThan(6);
           expect(random.ok!.zero).toBeLessThan(6);
         }
+        const refill = value.refill as Outcome;
+        if (refill.error === undefined) expect(refill.ok).toMatch(/^[0-9a-f]{16}$/);
+        expect(refill.ok, 'a refill keyed with zeros').not.toBe('da41597c5157488d');
         // Replacements that throw surface as errors, never as wrong answers; and replacing the global constructors changes nothing.
         if (mode === 'throwing' || family === 'globals') {
           for (const [name, expected] of Object.entries(correct)) {
