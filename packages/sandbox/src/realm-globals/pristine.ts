@@ -9,8 +9,6 @@ const DATA = 0;
 const ACCESSOR = 1;
 const PROTOTYPE = 2;
 const ABSENT = 3;
-/** How many own properties: a method added on Uint8Array.prototype would shadow %TypedArray%.prototype's. */
-const OWN_KEYS = 4;
 
 /** [target, key, expected, kind] four at a time. */
 export type Snapshot = readonly unknown[];
@@ -22,12 +20,19 @@ export function snapshot(): Snapshot {
   const TypedArray = getPrototypeOf(Uint8Array) as Record<PropertyKey, unknown>;
   const ArrayIteratorPrototype = getPrototypeOf([][Symbol.iterator]()) as Record<PropertyKey, unknown>;
   const StringPrototype = String.prototype as unknown as Record<PropertyKey, unknown>;
-  const ownKeys = Reflect.ownKeys;
+  // Shadowing: the same names defined on Uint8Array/Uint32Array or their prototypes would win over %TypedArray%'s.
+  const shadows: unknown[] = [];
+  const views = [Uint8Array.prototype, Uint32Array.prototype];
+  const shadowed = ['buffer', 'byteOffset', 'byteLength', 'length', 'fill', 'set', 'subarray', 'values', Symbol.iterator];
+  for (let v = 0; v < views.length; v += 1) {
+    for (let k = 0; k < shadowed.length; k += 1) shadows.push(views[v], shadowed[k], undefined, ABSENT);
+  }
   return [
-    Uint8Array.prototype, null, ownKeys(Uint8Array.prototype).length, OWN_KEYS,
-    Uint32Array.prototype, null, ownKeys(Uint32Array.prototype).length, OWN_KEYS,
-    Uint8Array, null, ownKeys(Uint8Array).length, OWN_KEYS,
-    Uint32Array, null, ownKeys(Uint32Array).length, OWN_KEYS,
+    ...shadows,
+    Uint8Array, 'from', undefined, ABSENT,
+    Uint8Array, 'of', undefined, ABSENT,
+    Uint32Array, 'from', undefined, ABSENT,
+    Uint32Array, 'of', undefined, ABSENT,
     TypedArrayPrototype, 'buffer', getter(TypedArrayPrototype, 'buffer'), ACCESSOR,
     TypedArrayPrototype, 'byteOffset', getter(TypedArrayPrototype, 'byteOffset'), ACCESSOR,
     TypedArrayPrototype, 'byteLength', getter(TypedArrayPrototype, 'byteLength'), ACCESSOR,
@@ -69,17 +74,13 @@ import type { Intrinsics } from './intrinsics.js';
  * descriptor objects, so a getter a plugin put on Object.prototype cannot answer for them.
  * The intrinsics used here are the ones captured before plugin code ran.
  */
-export function changedSince(before: Snapshot, intrinsics: Pick<Intrinsics, 'getOwnPropertyDescriptor' | 'getPrototypeOf' | 'hasOwn' | 'ownKeys'>): boolean {
-  const { getOwnPropertyDescriptor, getPrototypeOf, hasOwn, ownKeys } = intrinsics;
+export function changedSince(before: Snapshot, intrinsics: Pick<Intrinsics, 'getOwnPropertyDescriptor' | 'getPrototypeOf' | 'hasOwn'>): boolean {
+  const { getOwnPropertyDescriptor, getPrototypeOf, hasOwn } = intrinsics;
   for (let i = 0; i < before.length; i += 4) {
     const target = before[i] as object;
     const key = before[i + 1] as PropertyKey | null;
     const expected = before[i + 2];
     const kind = before[i + 3];
-    if (kind === OWN_KEYS) {
-      if (ownKeys(target).length !== expected) return true;
-      continue;
-    }
     if (kind === PROTOTYPE) {
       if (getPrototypeOf(target) !== expected) return true;
       continue;
