@@ -11,7 +11,9 @@ import { chacha20 } from '@noble/ciphers/chacha.js';
 import { byteLengthOf, bytesOf, charCodeAt, create, DOMException, freeze, setBytes, hexByte, typedArrayKind } from './captured.js';
 
 const KEY_BYTES = 32;
-const REFILL_BYTES = 4096;
+// Small refills: a fresh realm runs ChaCha20 in V8's interpreter (~40 µs a 64-byte block),
+// and most calls want a UUID or a token, not kilobytes. 32 key bytes + 96 = two blocks.
+const MIN_REFILL_BYTES = 96;
 const MAX_REQUEST_BYTES = 65536;
 const INTEGER_ARRAYS = create(null) as Record<string, true>;
 const INTEGER_ARRAY_NAMES = ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'BigInt64Array', 'BigUint64Array'];
@@ -52,7 +54,7 @@ export function createCrypto(seedHex: string, tampered: () => boolean): RandomSo
   function next(count: number): Uint8Array {
     if (used + count > pool.length) {
       assertPristine();
-      const size = KEY_BYTES + (count > REFILL_BYTES ? count : REFILL_BYTES);
+      const size = KEY_BYTES + (count > MIN_REFILL_BYTES ? count : MIN_REFILL_BYTES);
       const stream = chacha20(key, nonce, new Uint8Array(size));
       const nextKey = new Uint8Array(KEY_BYTES);
       for (let i = 0; i < KEY_BYTES; i += 1) {
@@ -61,6 +63,7 @@ export function createCrypto(seedHex: string, tampered: () => boolean): RandomSo
         key[i] = 0;
       }
       key = nextKey;
+      for (let i = used; i < pool.length; i += 1) pool[i] = 0; // what the old pool never served
       pool = stream;
       used = KEY_BYTES;
     }
