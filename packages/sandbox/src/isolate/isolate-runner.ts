@@ -10,6 +10,7 @@ import { failureCode } from './failure-code.js';
 import { disposeQuietly, IsolateSlots, type IsolateSlot } from './isolate-slots.js';
 import { NO_USAGE, type CallLogs, type CapabilityHandler, type PluginSpec, type SandboxFailureCode, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
 import { buildRealm, compileBootstrap, evaluateRealm, PluginLoadFailure, releaseRealm, type Realm } from './realm.js';
+import { compileRealmGlobals } from './install-realm-globals.js';
 import { runTask } from './run-task.js';
 import { Watchdog } from './watchdog.js';
 
@@ -150,7 +151,8 @@ export class IsolateRunner {
 
   #build(slot: IsolateSlot, plugin: PluginSpec): Realm {
     slot.bootstrap ??= compileBootstrap(slot.isolate, plugin);
-    return buildRealm(slot.isolate, slot.bootstrap, plugin, this.#calls.reference, this.#codeCache);
+    slot.realmGlobals ??= compileRealmGlobals(slot.isolate);
+    return buildRealm(slot.isolate, slot.bootstrap, slot.realmGlobals, plugin, this.#calls.reference, this.#codeCache);
   }
 
   /** Builds the next call's fresh realm while nobody waits; a failure just means none is ready. */

@@ -10,6 +10,8 @@ export interface IsolateSlot {
   readonly isolate: ivm.Isolate;
   /** Compiled once per isolate, run in every new realm. */
   bootstrap: ivm.Script | undefined;
+  /** The realm's standard helpers (install-realm-globals.ts): compiled once per isolate, run in every new realm. */
+  realmGlobals: ivm.Script | undefined;
   /** The realm reused across calls of its tenant when the manifest opts into "warm". */
   warm: Realm | undefined;
   /** A realm built ahead of the next call ("fresh" mode): never used by any call yet. */
@@ -59,7 +61,7 @@ export class IsolateSlots {
         process.abort();
       },
     });
-    return { isolate, bootstrap: undefined, warm: undefined, spare: undefined };
+    return { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined };
   }
 
   /** A slot that hit a limit or failed is never reused. */

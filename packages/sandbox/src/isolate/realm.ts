@@ -3,6 +3,7 @@
 // ahead of a call; the module is evaluated inside the call that uses the realm.
 import ivm from 'isolated-vm';
 import { realmBootstrap } from './realm-bootstrap.js';
+import { installRealmGlobals } from './install-realm-globals.js';
 import type { PluginSpec } from './protocol.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -33,9 +34,11 @@ export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.
  * Builds a realm with isolated-vm's synchronous API. Only ever called on an idle isolate:
  * no plugin code runs outside a call, so nothing can hold the isolate's lock here.
  */
-export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, plugin: PluginSpec, host: ivm.Reference, codeCache: Map<string, ivm.ExternalCopy<ArrayBuffer>>): Realm {
+export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlobals: ivm.Script, plugin: PluginSpec, host: ivm.Reference, codeCache: Map<string, ivm.ExternalCopy<ArrayBuffer>>): Realm {
   const context = isolate.createContextSync();
   try {
+    // The standard helpers first, before the host's Reference is on the global.
+    installRealmGlobals(context, realmGlobals);
     context.global.setSync(HOST_GLOBAL, host);
     bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS });
     const entry = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference;
