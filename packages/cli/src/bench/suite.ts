@@ -2,7 +2,7 @@
 // against, measured in the same run (direct call, raw Piscina round trip, raw isolated-vm).
 import { createEngine, defineTool, type ToolCallRequest } from '@airlock/core';
 import { createSandbox } from '@airlock/sandbox';
-import ivm from 'isolated-vm';
+import ivm from '@airlock/sandbox/isolated-vm';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // Runs sandbox tasks in isolated-vm isolates: one isolate per tenant and plugin,
 // a fresh realm per call unless the manifest opts into a warm one, and every
 // isolate that hit a limit or failed outside the wrapper disposed, never reused.
-import ivm from 'isolated-vm';
+import ivm from './ivm.js';
 import { BOOTSTRAP_SOURCE, CAPABILITY_NAMES_GLOBAL, CAPABILITY_REFERENCE_GLOBAL, ENTRY_GLOBAL } from './bootstrap-source.js';
 import { PluginLoadFailure, failureCode } from './failure-code.js';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';

@@ -1,6 +1,6 @@
 // Host-side limits for one isolate call: CPU time (polled from isolate.cpuTime) and
 // the wall clock. Either kills the isolate; no cooperation from plugin code is needed.
-import type ivm from 'isolated-vm';
+import type ivm from './ivm.js';
 import type { KillReason } from './failure-code.js';
 
 export class Watchdog {
