@@ -22,7 +22,12 @@ export class Watchdog {
     this.expired.catch(() => undefined); // observed by whoever races it
     const budgetNs = BigInt(Math.round(cpuMs * 1e6));
     this.#poll = setInterval(() => {
-      if (isolate.isDisposed) return;
+      if (isolate.isDisposed) {
+        // isolated-vm disposed it on its own, at the heap limit; from Node 24 the pending
+        // call may then never settle, so settle the race here (failureCode: MEMORY_LIMIT).
+        if (this.killedFor === undefined) this.#expire(new Error('isolate disposed'));
+        return;
+      }
       if (isolate.cpuTime - this.#cpuStart > budgetNs) this.kill('cpu');
     }, Math.min(25, Math.max(2, Math.floor(cpuMs / 4))));
     this.#deadline = setTimeout(() => this.kill('wall'), timeoutMs);
