@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS, type Approver, type ExecuteWrapper, type Guard, type Pi
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
 import { mcpToolsWithOutput } from './providers/mcp.js';
-import { PROVIDERS } from './providers/providers.js';
+import { PROVIDERS, type ProviderTool, type ProviderToolMessage } from './providers/providers.js';
 import { ToolRegistry } from './registry/tool-registry.js';
 import type { ToolResult } from './result/tool-result.js';
 import { runTurn, type SchedulerConfig, type TurnOptions } from './scheduler/run-turn.js';
@@ -32,11 +32,14 @@ export interface EngineOptions {
 export interface Engine {
   readonly registry: ToolRegistry;
   schemas(): ToolSchema[];
-  /** The model-facing tool list in one provider's format (MCP entries with `outputSchema` where declared). */
-  tools(provider: ProviderId): unknown[];
+  /**
+   * The model-facing tool list in one provider's format, typed as that provider's SDK expects
+   * (`engine.tools('anthropic')` is `AnthropicTool[]`); MCP entries carry `outputSchema` where declared.
+   */
+  tools<P extends ProviderId>(provider: P): ProviderTool<P>[];
   run(calls: readonly ToolCallRequest[], options?: TurnOptions): Promise<ToolResult[]>;
   /** Runs one provider message's tool calls and marshals the results back into that format. */
-  runMessage(provider: ProviderId, message: unknown, options?: TurnOptions): Promise<{ results: ToolResult[]; messages: unknown[] }>;
+  runMessage<P extends ProviderId>(provider: P, message: unknown, options?: TurnOptions): Promise<{ results: ToolResult[]; messages: ProviderToolMessage<P>[] }>;
   presentCall(name: string, args: JsonObject | undefined): Card;
   presentResult(args: JsonObject | undefined, result: ToolResult): Card;
 }
@@ -78,15 +81,16 @@ export function createEngine(options: EngineOptions): Engine {
   return {
     registry,
     schemas: () => registry.schemas(),
-    tools: (provider) =>
-      provider === 'mcp'
+    // Each provider's format returns its own types; the casts restate what PROVIDERS[provider] holds.
+    tools: <P extends ProviderId>(provider: P) =>
+      (provider === 'mcp'
         ? mcpToolsWithOutput(registry.schemas().map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
-        : PROVIDERS[provider].tools(registry.schemas()),
+        : PROVIDERS[provider].tools(registry.schemas())) as ProviderTool<P>[],
     run,
-    async runMessage(provider, message, turn) {
+    async runMessage<P extends ProviderId>(provider: P, message: unknown, turn?: TurnOptions) {
       const format = PROVIDERS[provider];
       const results = await run(format.parseCalls(message), turn);
-      return { results, messages: format.toolMessages(results) };
+      return { results, messages: format.toolMessages(results) as ProviderToolMessage<P>[] };
     },
     presentCall: (name, args) => presentCall(registry.get(name), name, args),
     presentResult: (args, result) => presentResult(registry.get(result.name), args, result),

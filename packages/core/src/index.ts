@@ -35,6 +35,7 @@ export type { GeminiFunctionDeclaration, GeminiFunctionResponseContent } from '.
 export { mcp, mcpCallToolResult, mcpToolsWithOutput } from './providers/mcp.js';
 export type { McpCallToolResult, McpTool } from './providers/mcp.js';
 export { PROVIDERS, PROVIDER_IDS } from './providers/providers.js';
+export type { ProviderTool, ProviderToolMessage } from './providers/providers.js';
 export type { ProviderFormat, ProviderId, ToolCallRequest } from './providers/provider-format.js';
 export { detectToolCallMessage } from './providers/detect-provider.js';
 export type { DetectedMessage } from './providers/detect-provider.js';

@@ -55,7 +55,7 @@ describe('projection carries exactly the model-facing fields', () => {
 
   it('the engine\'s MCP list carries outputSchema for a tool that declares an object output', () => {
     const engine = createEngine({ policy: { default: 'allow' }, tools: [full] });
-    const [entry] = engine.tools('mcp') as [Record<string, unknown>];
+    const entry = engine.tools('mcp')[0]!;
     expect(entry.outputSchema).toEqual(full.output);
     expect(JSON.stringify(entry)).not.toContain('4242');
   });
@@ -93,7 +93,7 @@ describe('provider calls and results round-trip', () => {
   it('anthropic: parses tool_use input objects and flags errors with is_error', () => {
     const calls = PROVIDERS.anthropic.parseCalls({ role: 'assistant', content: [{ type: 'text', text: 'ok' }, { type: 'tool_use', id: 'toolu_1', name: 'read_note', input: { id: 'a' } }] });
     expect(calls).toEqual([{ id: 'toolu_1', name: 'read_note', arguments: { id: 'a' } }]);
-    const [message] = PROVIDERS.anthropic.toolMessages([ok, bad]) as [{ role: string; content: Record<string, unknown>[] }];
+    const message = PROVIDERS.anthropic.toolMessages([ok, bad])[0]!;
     expect(message.role).toBe('user');
     expect(message.content[0]).not.toHaveProperty('is_error');
     expect(message.content[1]).toMatchObject({ tool_use_id: 'call_2', is_error: true });
@@ -108,7 +108,7 @@ describe('provider calls and results round-trip', () => {
   it('gemini: parses functionCall parts and answers output or error', () => {
     const calls = PROVIDERS.gemini.parseCalls({ role: 'model', parts: [{ functionCall: { id: 'call_1', name: 'read_note', args: { id: 'a' } } }] });
     expect(calls).toEqual([{ id: 'call_1', name: 'read_note', arguments: { id: 'a' } }]);
-    const [content] = PROVIDERS.gemini.toolMessages([ok, bad]) as [{ parts: { functionResponse: { response: Record<string, unknown> } }[] }];
+    const content = PROVIDERS.gemini.toolMessages([ok, bad])[0]!;
     expect(content.parts[0]!.functionResponse.response).toHaveProperty('output');
     expect(content.parts[1]!.functionResponse.response).toHaveProperty('error');
   });

@@ -3,6 +3,9 @@
 import type ivm from './ivm.js';
 import type { KillReason } from './failure-code.js';
 
+/** How long a call may stay pending once isolated-vm disposed its isolate unasked. */
+const DISPOSED_GRACE_MS = 500;
+
 export class Watchdog {
   killedFor: KillReason | undefined;
   readonly expired: Promise<never>;
@@ -12,6 +15,7 @@ export class Watchdog {
   readonly #poll: ReturnType<typeof setInterval>;
   readonly #deadline: ReturnType<typeof setTimeout>;
   #expire!: (reason: Error) => void;
+  #disposedAt: number | undefined;
 
   constructor(isolate: ivm.Isolate, cpuMs: number, timeoutMs: number) {
     this.#isolate = isolate;
@@ -23,9 +27,12 @@ export class Watchdog {
     const budgetNs = BigInt(Math.round(cpuMs * 1e6));
     this.#poll = setInterval(() => {
       if (isolate.isDisposed) {
-        // isolated-vm disposed it on its own, at the heap limit; from Node 24 the pending
-        // call may then never settle, so settle the race here (failureCode: MEMORY_LIMIT).
-        if (this.killedFor === undefined) this.#expire(new Error('isolate disposed'));
+        // isolated-vm disposed it on its own (its heap limit, or its own CPU timeout); its
+        // rejection normally follows at once and says which. From Node 24 a heap-limit
+        // disposal may leave the call pending for good: settle it after a grace period
+        // (failureCode: MEMORY_LIMIT) instead of at the wall-clock deadline.
+        this.#disposedAt ??= performance.now();
+        if (this.killedFor === undefined && performance.now() - this.#disposedAt > DISPOSED_GRACE_MS) this.#expire(new Error('isolate disposed'));
         return;
       }
       if (isolate.cpuTime - this.#cpuStart > budgetNs) this.kill('cpu');
