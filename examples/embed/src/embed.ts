@@ -31,8 +31,10 @@ try {
   await sandbox.loadPlugins([pluginsDir]);
 
   const engine = createEngine({
+    // The sandbox hands over its tools, its manifests' permissions (joined to the policy
+    // below) and its classifiers (run inside their isolates) as one.
+    sources: [sandbox],
     tools: [
-      ...sandbox.tools(),
       defineTool({
         name: 'now',
         description: 'The current time, ISO 8601.',
@@ -40,10 +42,8 @@ try {
         execute: () => new Date().toISOString(),
       }),
     ],
-    // The manifests' permissions are rules like any other: keep them, then add your own.
-    policy: { default: 'deny', rules: [...sandbox.policyRules(), { tool: 'now', decision: 'allow' }] },
+    policy: { default: 'deny', rules: [{ tool: 'now', decision: 'allow' }] },
     approver: approve,
-    preSchedule: sandbox.preSchedule, // plugin classifiers, inside their isolates
   });
 
   // What goes to the model: model-facing fields only, in the provider's format.

@@ -2,7 +2,7 @@
 // checked by path, with the scheduler and provider formats behind two calls.
 import { AirlockError } from './errors/airlock-error.js';
 import type { JsonObject } from './json/json-types.js';
-import { createPolicy, type PermissionPolicy, type PolicyConfig } from './permission/permission-policy.js';
+import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
 import { DEFAULT_LIMITS, type Approver, type ExecuteWrapper, type Guard, type PipelineLimits, type PipelineObservers } from './pipeline/pipeline-config.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
@@ -10,11 +10,29 @@ import { mcpToolsWithOutput } from './providers/mcp.js';
 import { PROVIDERS, type ProviderTool, type ProviderToolMessage } from './providers/providers.js';
 import { ToolRegistry } from './registry/tool-registry.js';
 import type { ToolResult } from './result/tool-result.js';
-import { runTurn, type SchedulerConfig, type TurnOptions } from './scheduler/run-turn.js';
+import { runTurn, type PreSchedule, type SchedulerConfig, type TurnOptions } from './scheduler/run-turn.js';
 import type { ToolSchema } from './tool/schema-of.js';
 import type { AnyTool, Card } from './tool/tool-definition.js';
 
+/**
+ * Tools that come with their own permissions and scheduling hook, handed over as one: a
+ * `Sandbox` from `@airlock/sandbox` is one. The engine registers the tools, joins the rules
+ * to its policy and runs the hook, so a source's permissions cannot be left behind.
+ */
+export interface ToolSource {
+  tools(): AnyTool[];
+  /** Rules scoped to the source's own tools (a plugin manifest's `permissions`). */
+  policyRules(): PolicyRule[];
+  readonly preSchedule?: PreSchedule | undefined;
+}
+
 export interface EngineOptions {
+  /**
+   * Tool sources, read once here (load plugins first). Their rules join `policy`: added to
+   * its rules when it is a config (the strictest matching rule wins), or decided beside it
+   * when it is a `PermissionPolicy` object (the stricter verdict wins).
+   */
+  readonly sources?: readonly ToolSource[];
   readonly tools?: Iterable<AnyTool>;
   readonly registry?: ToolRegistry;
   /** Required: who may run what. `{ default: 'allow' }` states it for trusted tools. */
@@ -54,6 +72,22 @@ function isPolicy(value: unknown): value is PermissionPolicy {
   return typeof value === 'object' && value !== null && typeof (value as PermissionPolicy).decide === 'function';
 }
 
+/** The engine's policy with the sources' rules joined in; see EngineOptions.sources. */
+function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readonly PolicyRule[]): PermissionPolicy {
+  if (!isPolicy(policy)) return createPolicy(sourceRules.length === 0 ? policy : { ...policy, rules: [...sourceRules, ...(policy.rules ?? [])] });
+  if (sourceRules.length === 0) return policy;
+  const fromSources = createPolicy({ default: 'allow', rules: sourceRules });
+  return {
+    decide(toolName, args, tenant) {
+      const own = policy.decide(toolName, args, tenant);
+      const sourced = fromSources.decide(toolName, args, tenant);
+      return STRICTNESS[sourced.decision] > STRICTNESS[own.decision] ? sourced : own;
+    },
+  };
+}
+
+const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
+
 export function createEngine(options: EngineOptions): Engine {
   if (typeof options !== 'object' || options === null) throw new AirlockError('INVALID_OPTION', 'options must be an object', { path: 'options' });
   if (options.policy === undefined) throw new AirlockError('INVALID_OPTION', 'options.policy is required (e.g. { default: "allow" })', { path: 'options.policy' });
@@ -63,18 +97,35 @@ export function createEngine(options: EngineOptions): Engine {
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], key !== 'approvalTimeoutMs');
   if (options.approver !== undefined && typeof options.approver !== 'function') throw new AirlockError('INVALID_OPTION', 'options.approver must be a function', { path: 'options.approver' });
 
+  const sources = options.sources ?? [];
+  if (!Array.isArray(sources)) throw new AirlockError('INVALID_OPTION', 'options.sources must be an array of tool sources', { path: 'options.sources' });
+  sources.forEach((source: unknown, index) => {
+    const candidate = source as Partial<ToolSource> | null;
+    if (typeof candidate !== 'object' || candidate === null || typeof candidate.tools !== 'function' || typeof candidate.policyRules !== 'function') {
+      throw new AirlockError('INVALID_OPTION', `options.sources[${index}] must have tools() and policyRules() (a sandbox, for example)`, { path: `options.sources[${index}]` });
+    }
+  });
+
   const registry = options.registry ?? new ToolRegistry();
+  for (const source of sources) for (const tool of source.tools()) registry.register(tool);
   for (const tool of options.tools ?? []) registry.register(tool);
+  const sourceRules = sources.flatMap((source) => source.policyRules());
+  const preSchedules = [...sources.map((source) => source.preSchedule), options.preSchedule].filter((hook): hook is PreSchedule => hook !== undefined);
   const config: SchedulerConfig = {
     registry,
-    policy: isPolicy(options.policy) ? options.policy : createPolicy(options.policy),
+    policy: joinPolicy(options.policy, sourceRules),
     approver: options.approver,
     guards: [...(options.guards ?? [])],
     executeWrappers: [...(options.executeWrappers ?? [])],
     observers: { ...options.observers },
     limits,
     maxParallel,
-    preSchedule: options.preSchedule,
+    preSchedule:
+      preSchedules.length <= 1
+        ? preSchedules[0]
+        : async (calls, turn) => {
+            for (const hook of preSchedules) await hook(calls, turn);
+          },
   };
 
   const run = (calls: readonly ToolCallRequest[], turn?: TurnOptions): Promise<ToolResult[]> => runTurn(config, calls, turn);
