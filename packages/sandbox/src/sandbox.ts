@@ -15,6 +15,7 @@ import { TenantGate } from './plugin/tenant-gate.js';
 import type { Fault } from './isolate/protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
+import { checkSandboxOptions } from './options/check-sandbox-options.js';
 
 export interface SandboxOptions {
   /**
@@ -71,24 +72,11 @@ export interface Sandbox {
 }
 
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  checkSandboxOptions(options);
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
-  for (const [key, value] of Object.entries(caps)) {
-    if (!(Number.isInteger(value) && value > 0 && value <= HOST_LIMIT_CAPS[key as keyof PluginLimits])) {
-      throw new SandboxError('INVALID_OPTION', `options.caps.${key} must be a positive integer no larger than ${HOST_LIMIT_CAPS[key as keyof PluginLimits]}`);
-    }
-  }
-  if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads > 0)) {
-    throw new SandboxError('INVALID_OPTION', 'options.threads must be a positive integer');
-  }
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const perTenant = options.maxConcurrentPerTenant ?? Math.max(1, Math.floor(threads / 2));
-  if (!(Number.isInteger(perTenant) && perTenant > 0)) throw new SandboxError('INVALID_OPTION', 'options.maxConcurrentPerTenant must be a positive integer');
-  const offered = new Map<string, Capability>();
-  for (const [name, capability] of Object.entries(options.capabilities ?? {})) {
-    if (!/^[a-z][a-zA-Z0-9_.]{0,63}$/.test(name)) throw new SandboxError('INVALID_OPTION', `options.capabilities: "${name}" is not a capability name (a letter, then letters, digits, "_" or ".")`);
-    if (typeof capability !== 'function') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} must be a function`);
-    offered.set(name, capability);
-  }
+  const offered = new Map<string, Capability>(Object.entries(options.capabilities ?? {}));
   const hooks: CallHooks = { gate: new TenantGate(perTenant), capabilities: offered, faultFor: options.faults };
   const pool = { threads };
   const host: SandboxHost = options.mode === 'in-process'

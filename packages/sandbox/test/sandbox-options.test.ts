@@ -1,0 +1,56 @@
+// Every createSandbox option is checked by path: one row per way to get it wrong.
+import { describe, expect, it } from 'vitest';
+import { SandboxError, createSandbox, type SandboxOptions } from '../src/index.js';
+
+function problemsOf(options: unknown): readonly string[] {
+  try {
+    createSandbox(options as SandboxOptions);
+  } catch (error) {
+    if (SandboxError.isInstance(error) && error.code === 'INVALID_OPTION') return error.problems;
+    throw error;
+  }
+  throw new Error('createSandbox accepted the options');
+}
+
+describe('createSandbox options', () => {
+  it.each([
+    ['options that are not an object', 'process', 'options must be an object'],
+    ['a mode typo', { mode: 'inprocess' }, 'options.mode must be "process" or "in-process"'],
+    ['an unknown option', { thread: 2 }, 'options.thread: unknown option'],
+    ['zero threads', { threads: 0 }, 'options.threads must be at least 1'],
+    ['fractional threads', { threads: 1.5 }, 'options.threads must be a whole number'],
+    ['a process ceiling of 0 MiB', { processMemoryMb: 0 }, 'options.processMemoryMb must be at least 128'],
+    ['a process ceiling given as text', { processMemoryMb: '2048' }, 'options.processMemoryMb must be a number'],
+    ['a cap above the host cap', { caps: { memoryMb: 4096 } }, "options.caps.memoryMb must be at most 512 (the host's cap)"],
+    ['a memory cap below the minimum', { caps: { memoryMb: 4 } }, 'options.caps.memoryMb must be at least 8'],
+    ['an unknown cap', { caps: { memory: 64 } }, 'options.caps.memory: unknown option'],
+    ['caps that are not an object', { caps: 5 }, 'options.caps must be an object'],
+    ['a per-tenant cap of 0', { maxConcurrentPerTenant: 0 }, 'options.maxConcurrentPerTenant must be at least 1'],
+    ['a capability that is not a function', { capabilities: { 'kv.get': 'nope' } }, 'options.capabilities.kv.get must be a function'],
+    ['a capability name with a space', { capabilities: { 'Bad Name': () => null } }, 'options.capabilities: "Bad Name" is not a capability name (a letter, then letters, digits, "_" or ".")'],
+    ['faults that is not a function', { faults: {} }, 'options.faults must be a function'],
+  ])('%s', (_label, options, problem) => {
+    expect(problemsOf(options)).toContain(problem);
+  });
+
+  it('lists every problem, not just the first', () => {
+    expect(problemsOf({ mode: 'x', threads: -1, caps: { cpuMs: 0 } })).toEqual([
+      'options.mode must be "process" or "in-process"',
+      'options.threads must be at least 1',
+      'options.caps.cpuMs must be at least 1',
+    ]);
+  });
+
+  it('accepts every option at a valid value', async () => {
+    const sandbox = createSandbox({
+      mode: 'process',
+      threads: 2,
+      processMemoryMb: 512,
+      caps: { memoryMb: 128, timeoutMs: 10_000, cpuMs: 5000, maxOutputBytes: 4 * 1024 * 1024 },
+      maxConcurrentPerTenant: 1,
+      capabilities: { 'kv.get': () => null },
+      faults: () => undefined,
+    });
+    await sandbox.close();
+  });
+});
