@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS, PROVIDER_IDS, ToolRegistry, createEngine, defineTool, mcpCallToolResult, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
 
-// A tool carrying all twelve fields, with host-only values that would be unmistakable if leaked.
+// A tool carrying all thirteen fields, with host-only values that would be unmistakable if leaked.
 const LEAK = 'HOST_ONLY_SECRET';
 const full = defineTool({
   name: 'read_note',
@@ -13,6 +13,7 @@ const full = defineTool({
   projectContent: () => LEAK,
   finalizeContent: () => LEAK,
   timeoutMs: 4242,
+  maxOutputBytes: 4343,
   isConcurrencySafe: () => true,
   presentCall: () => ({ title: LEAK }),
   presentResult: () => ({ title: LEAK }),
@@ -35,8 +36,8 @@ const expectedKeys: Record<string, string[]> = {
 };
 
 describe('projection carries exactly the model-facing fields', () => {
-  it('the twelve fields are split four and eight', () => {
-    expect([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS]).toHaveLength(12);
+  it('the thirteen fields are split four and nine', () => {
+    expect([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS]).toHaveLength(13);
     expect(Object.keys(full).sort()).toEqual([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS].sort());
   });
 
@@ -50,6 +51,7 @@ describe('projection carries exactly the model-facing fields', () => {
     const text = JSON.stringify(tool);
     expect(text).not.toContain(LEAK);
     expect(text).not.toContain('4242');
+    expect(text).not.toContain('4343');
     for (const field of HOST_ONLY_FIELDS) expect(walk(tool)).not.toContain(field);
   });
 
