@@ -33,14 +33,21 @@ export interface EngineOptions {
    * when it is a `PermissionPolicy` object (the stricter verdict wins).
    */
   readonly sources?: readonly ToolSource[];
+  /** Your own (trusted, in-process) tools, from `defineTool`. A name used twice is an error. */
   readonly tools?: Iterable<AnyTool>;
+  /** A registry to register into instead of a new one. */
   readonly registry?: ToolRegistry;
   /** Required: who may run what. `{ default: 'allow' }` states it for trusted tools. */
   readonly policy: PolicyConfig | PermissionPolicy;
+  /** Answers `ask` decisions; only the literal `true` approves. Without one, `ask` ends as APPROVAL_UNAVAILABLE. */
   readonly approver?: Approver;
+  /** Checks after the permission gate that may only deny, never re-allow. */
   readonly guards?: readonly Guard[];
+  /** Wrap the execute stage (the only stage that may replace the abort signal). */
   readonly executeWrappers?: readonly ExecuteWrapper[];
+  /** Called on each result and stage; a throwing observer costs nothing but its own call. */
   readonly observers?: PipelineObservers;
+  /** Argument and output size limits, approval timeout; see DEFAULT_LIMITS. */
   readonly limits?: Partial<PipelineLimits>;
   /** Most calls of one parallel group running at once. Default 10. */
   readonly maxParallel?: number;
@@ -88,6 +95,11 @@ function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readon
 
 const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
 
+/**
+ * The engine: one registry, one policy, one pipeline. Every call walks parse, permission
+ * gate, guards, execute, post-process, and comes back as exactly one result. Throws
+ * AirlockError INVALID_OPTION naming the option's path when an option is wrong.
+ */
 export function createEngine(options: EngineOptions): Engine {
   if (typeof options !== 'object' || options === null) throw new AirlockError('INVALID_OPTION', 'options must be an object', { path: 'options' });
   if (options.policy === undefined) throw new AirlockError('INVALID_OPTION', 'options.policy is required (e.g. { default: "allow" })', { path: 'options.policy' });

@@ -71,6 +71,12 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+/**
+ * A sandbox for third-party plugins: each runs in isolated-vm isolates on a Piscina pool, by
+ * default inside a supervised child process. Load plugins, then hand the sandbox to
+ * `createEngine({ sources: [sandbox], policy })`; `close()` when done. Throws SandboxError
+ * INVALID_OPTION listing every bad option by path.
+ */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   checkSandboxOptions(options);
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
