@@ -3,6 +3,7 @@
 // cross-tenant observations) and measures latency, throughput and peak memory.
 import { createEngine, type ToolCallRequest, type ToolResult } from '@airlock/core';
 import { createSandbox } from '@airlock/sandbox';
+import { sandboxProcessIds } from '@airlock/sandbox/testing';
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pluginFolder } from '../support/plugin-harness.js';
@@ -69,7 +70,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   const sandbox = createSandbox({ threads: 2 });
   let sandboxPeak = 0;
   const sampler = setInterval(() => {
-    for (const pid of sandbox.processIds()) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmRSS'));
+    for (const pid of sandboxProcessIds(sandbox)) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmRSS'));
   }, 100);
   try {
     await sandbox.loadPlugins([dir, memoryDir]);
@@ -137,7 +138,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     const wallSeconds = (performance.now() - started) / 1000;
     benignMs.sort((a, b) => a - b);
     const at = (q: number): number => benignMs[Math.min(benignMs.length - 1, Math.floor(q * benignMs.length))] ?? 0;
-    for (const pid of sandbox.processIds()) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmHWM'));
+    for (const pid of sandboxProcessIds(sandbox)) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmHWM'));
     return {
       calls: options.calls,
       tenants: options.tenants,

@@ -9,7 +9,7 @@ import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
 import { crossPluginProblems } from './plugin/cross-plugin-problems.js';
 import { describePlugin } from './plugin/describe-plugin.js';
 import { discoverPluginFolders } from './plugin/discover-plugins.js';
-import type { LoadedPlugin } from './plugin/loaded-plugin.js';
+import { pluginInfo, type LoadedPlugin, type PluginInfo } from './plugin/loaded-plugin.js';
 import { classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Capability, type Verdicts } from './plugin/plugin-tools.js';
 import { TenantGate } from './plugin/tenant-gate.js';
 import type { Fault } from './isolate/protocol.js';
@@ -36,11 +36,6 @@ export interface SandboxOptions {
    */
   readonly maxConcurrentPerTenant?: number;
   /**
-   * Testing only: inject a fault into chosen calls (kill the worker thread, kill the
-   * sandbox process, fail the isolate's creation) to prove every call still gets one result.
-   */
-  readonly faults?: (call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined;
-  /**
    * Host functions plugins may be granted by name (manifest `capabilities`); none by default.
    * Each takes and returns JSON; a failure reaches the plugin as a generic error.
    */
@@ -56,18 +51,17 @@ export interface PluginReport {
 
 export interface Sandbox {
   /** Loads plugin folders (or folders of them); throws SandboxError listing every problem. */
-  loadPlugins(paths: readonly string[]): Promise<LoadedPlugin[]>;
+  loadPlugins(paths: readonly string[]): Promise<PluginInfo[]>;
   /** Checks plugin folders without loading them into the sandbox's tool list. */
   checkPlugins(paths: readonly string[]): Promise<PluginReport[]>;
-  plugins(): readonly LoadedPlugin[];
+  /** The plugins loaded so far. */
+  plugins(): readonly PluginInfo[];
   /** Core tool definitions for every loaded plugin tool. */
   tools(): AnyTool[];
   /** The manifests' permissions, as core policy rules scoped to each plugin's tools. */
   policyRules(): PolicyRule[];
   /** Pass to the engine: runs plugin classifiers inside their isolates before scheduling. */
   readonly preSchedule: PreSchedule;
-  /** Process ids hosting isolates (for supervision and fault-injection tests). */
-  processIds(): number[];
   close(): Promise<void>;
 }
 
@@ -78,12 +72,25 @@ export interface Sandbox {
  * INVALID_OPTION listing every bad option by path.
  */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  return openSandbox(options, {});
+}
+
+/** Test-only hooks, reached through `@airlock/sandbox/testing`, never through the main entry. */
+export interface TestingHooks {
+  /** A fault to inject into a call: kill its worker thread or sandbox process, or fail its isolate's creation. */
+  readonly faults?: ((call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined) | undefined;
+}
+
+/** The process ids hosting each sandbox's isolates, for supervision tests. */
+export const sandboxHosts = new WeakMap<Sandbox, SandboxHost>();
+
+export function openSandbox(options: SandboxOptions, testing: TestingHooks): Sandbox {
   checkSandboxOptions(options);
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const perTenant = options.maxConcurrentPerTenant ?? Math.max(1, Math.floor(threads / 2));
   const offered = new Map<string, Capability>(Object.entries(options.capabilities ?? {}));
-  const hooks: CallHooks = { gate: new TenantGate(perTenant), capabilities: offered, faultFor: options.faults };
+  const hooks: CallHooks = { gate: new TenantGate(perTenant), capabilities: offered, faultFor: testing.faults };
   const pool = { threads };
   const host: SandboxHost = options.mode === 'in-process'
     ? new InProcessHost(pool)
@@ -114,7 +121,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     return reports;
   };
 
-  return {
+  const sandbox: Sandbox = {
     checkPlugins,
     async loadPlugins(paths) {
       if (closed) throw new SandboxError('SANDBOX_CLOSED', 'the sandbox is closed');
@@ -132,19 +139,20 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       loaded.push(...fresh);
       toolCache = undefined;
       classifierCache = undefined;
-      return fresh;
+      return fresh.map(pluginInfo);
     },
-    plugins: () => [...loaded],
+    plugins: () => loaded.map(pluginInfo),
     tools() {
       toolCache ??= loaded.flatMap((plugin) => pluginTools(plugin, host, verdicts, hooks));
       return [...toolCache];
     },
     policyRules: () => loaded.flatMap(pluginPolicyRules),
     preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts))(calls, turn),
-    processIds: () => host.processIds(),
     async close() {
       closed = true;
       await host.close();
     },
   };
+  sandboxHosts.set(sandbox, host);
+  return sandbox;
 }

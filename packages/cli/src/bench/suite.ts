@@ -84,7 +84,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
       const sandbox = createSandbox({ mode, threads: 2 });
       try {
         await sandbox.loadPlugins([freshDir]);
-        const sandboxed = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule });
+        const sandboxed = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
         const call = calls('noop_exclusive', 1);
         results[mode] = await measure(n(2000), n(200), () => sandboxed.run(call));
       } finally {
@@ -104,7 +104,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     const sandbox = createSandbox({ mode: 'in-process', threads: 2 });
     try {
       await sandbox.loadPlugins([warmDir]);
-      const warm = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule });
+      const warm = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
       const warmCall = await measure(n(2000), n(200), () => warm.run(calls('noop_exclusive', 1)));
       metric('sandbox.warm_realm_call', 'µs/call', warmCall.meanUs, 'smaller', false, 'realm reused per tenant (manifest "realm": "warm")');
       const batch = calls('noop', 10);

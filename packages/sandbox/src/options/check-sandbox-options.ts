@@ -32,7 +32,6 @@ const optionsSchema = z.strictObject({
     .optional(),
   maxConcurrentPerTenant: wholeNumber(1),
   capabilities: z.record(z.string(), fn, { error: 'must be an object of functions' }).optional(),
-  faults: fn.optional(),
 }, { error: 'must be an object' });
 
 function describe(issue: z.core.$ZodIssue): string {
