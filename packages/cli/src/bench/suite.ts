@@ -129,7 +129,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     const cold = createSandbox({ mode: 'in-process', threads: 2 });
     try {
       await cold.loadPlugins([freshDir]);
-      const coldEngine = createEngine({ tools: cold.tools(), policy: { default: 'allow' } });
+      const coldEngine = createEngine({ sources: [cold], policy: { default: 'allow' } });
       let tenant = 0;
       const coldCall = await measure(n(200), n(20), () => coldEngine.run(calls('noop_exclusive', 1), { tenant: `t${(tenant += 1)}` }));
       metric('baseline.raw_isolate_start', 'µs', rawCold.meanUs, 'smaller', false, 'isolate + context + compile + evaluate');
