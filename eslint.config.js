@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'examples/**/*.js', 'test/fixtures/**', 'packages/*/test/fixtures/**', '.bench/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'examples/**/*.js', 'packages/cli/examples/**', 'test/fixtures/**', 'packages/*/test/fixtures/**', '.bench/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,6 +3,7 @@
 // a process abort costs only its own shard; a repeat offender is quarantined.
 import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
 import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createTestSandbox, sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
@@ -12,9 +13,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function setup(options: SandboxOptions, observers: Parameters<typeof createEngine>[0]['observers'] = {}): Promise<{ sandbox: Sandbox; engine: Engine }> {
+async function setup(options: SandboxOptions & TestingHooks, observers: Parameters<typeof createEngine>[0]['observers'] = {}): Promise<{ sandbox: Sandbox; engine: Engine }> {
   const dir = await pluginFolder('plugins/timed.js', { name: 'timed', limits: { cpuMs: 10_000, timeoutMs: 20_000 } });
-  const sandbox = createSandbox(options);
+  const sandbox = createTestSandbox(options);
   cleanups.push(async () => {
     await sandbox.close();
     await rm(dir, { recursive: true, force: true });
@@ -125,13 +126,13 @@ describe('blast radius', () => {
       expect((result as ToolFailure).error.message).toContain('killed by SIGKILL');
     }
     expect(code((await engine.run([timed('n1', 0)], { tenant: neighbour! }))[0])).toBe('ok');
-    const pids = sandbox.processIds();
+    const pids = sandboxProcessIds(sandbox);
     const started = performance.now();
     const [refused] = await engine.run([timed('k3', 0)], { tenant: 'mallory' });
     expect(performance.now() - started).toBeLessThan(1000);
     expect(code(refused)).toBe('SANDBOX_CRASH');
     expect((refused as ToolFailure).error.message).toMatch(/tenant "mallory"'s plugin "timed" is quarantined until \d{4}-\d\d-\d\dT[\d:.]+Z/);
-    expect(sandbox.processIds()).toEqual(pids); // nothing was taken down
+    expect(sandboxProcessIds(sandbox)).toEqual(pids); // nothing was taken down
     expect(code((await engine.run([timed('n2', 0)], { tenant: neighbour! }))[0])).toBe('ok');
   });
 

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolFailure, ToolResult, ToolCallRequest } from '@airlock/core';
 import { createEngine } from '@airlock/core';
+import { sandboxProcessIds } from '@airlock/sandbox/testing';
 import { harness, type Harness } from './support/plugin-harness.js';
 
 let open: Harness | undefined;
@@ -20,7 +21,7 @@ describe('fault injection: the sandbox process dies mid-batch', () => {
     // One process, so the kill below is the one hosting them.
     const h = await harness('plugins/busy.js', { cpuMs: 5000, timeoutMs: 10_000 }, { threads: 3, processes: 1 });
     open = h;
-    const [firstPid] = h.sandbox.processIds();
+    const [firstPid] = sandboxProcessIds(h.sandbox);
     expect(firstPid).toBeGreaterThan(0);
 
     let killed = false;
@@ -46,7 +47,7 @@ describe('fault injection: the sandbox process dies mid-batch', () => {
     expect((results[0] as ToolFailure).error.message).toMatch(/sandbox process was killed by SIGKILL/);
     expect(results.slice(3).map(codeOf)).toEqual(['ok', 'ok']);
 
-    const [secondPid] = h.sandbox.processIds();
+    const [secondPid] = sandboxProcessIds(h.sandbox);
     expect(secondPid).not.toBe(firstPid);
     const next = await engine.run([busy('x', 10), busy('y', 10), busy('z', 10, 'busy_exclusive')]);
     expect(next.map(codeOf)).toEqual(['ok', 'ok', 'ok']);

@@ -2,7 +2,8 @@
 // Every call gets exactly one result with the right code; the pool recovers; the next
 // batch succeeds; one tenant cannot see another (fairness: fair-share.test.ts).
 import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
-import { createSandbox, type Fault, type Sandbox } from '@airlock/sandbox';
+import type { Sandbox } from '@airlock/sandbox';
+import { createTestSandbox, sandboxProcessIds, type Fault } from '@airlock/sandbox/testing';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
@@ -15,7 +16,7 @@ afterEach(async () => {
 async function setup(options: { faults?: Record<string, Fault>; threads?: number; realm?: 'warm' | 'fresh'; approver?: () => unknown } = {}): Promise<{ sandbox: Sandbox; engine: Engine }> {
   const dir = await pluginFolder('plugins/busy.js', { name: 'busy', realm: options.realm ?? 'fresh', limits: { cpuMs: 10_000, timeoutMs: 20_000 }, permissions: { tools: { whoami: options.approver ? 'ask' : 'allow' } } });
   const faults = options.faults;
-  const sandbox = createSandbox({
+  const sandbox = createTestSandbox({
     threads: options.threads ?? 2,
     ...(faults === undefined ? {} : { faults: ({ callId }: { callId: string }) => faults[callId] }),
   });
@@ -49,13 +50,13 @@ describe('fault injection', () => {
   it('kill-process: every call in flight in that process fails once; the next batch runs on a fresh one', async () => {
     const { sandbox, engine } = await setup({ faults: { b: 'kill-process' } });
     await engine.run([busy('warmup')]);
-    const [pid] = sandbox.processIds();
+    const [pid] = sandboxProcessIds(sandbox);
     const results = await engine.run([busy('a', 1000), busy('b'), busy('c')]);
     expect(results).toHaveLength(3);
     expect((results[1] as ToolFailure).error.code).toBe('SANDBOX_CRASH');
     for (const code of codes(results)) expect(['ok', 'SANDBOX_CRASH']).toContain(code);
     expect(codes(await engine.run([busy('x'), busy('y')]))).toEqual(['ok', 'ok']);
-    expect(sandbox.processIds()[0]).not.toBe(pid);
+    expect(sandboxProcessIds(sandbox)[0]).not.toBe(pid);
   });
 
   it('fail-isolate: a call whose isolate cannot be created fails alone', async () => {

@@ -4,7 +4,7 @@
 // what the aborts cost the other tenants (their calls answered SANDBOX_CRASH, before and
 // after the aborter's quarantine), and measures latency per tenant, throughput and memory.
 import { createEngine, type ToolCallRequest, type ToolResult } from '@airlock/core';
-import { createSandbox } from '@airlock/sandbox';
+import { createTestSandbox, sandboxProcessIds } from '@airlock/sandbox/testing';
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pluginFolder } from '../support/plugin-harness.js';
@@ -143,10 +143,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   };
   // Defaults: 2 processes (shards), 2 threads each plus the reserve thread.
   const abortWith = options.abortWith ?? 'fault';
-  const sandbox = createSandbox({ threads: 2, capabilities, ...(abortWith === 'fault' ? { faults: ({ tenant }) => (tenant === ABORTER ? 'kill-process' : undefined) } : {}) });
+  const sandbox = createTestSandbox({ threads: 2, capabilities, ...(abortWith === 'fault' ? { faults: ({ tenant }) => (tenant === ABORTER ? 'kill-process' : undefined) } : {}) });
   let sandboxPeak = 0;
   const sampler = setInterval(() => {
-    for (const pid of sandbox.processIds()) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmRSS'));
+    for (const pid of sandboxProcessIds(sandbox)) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmRSS'));
   }, 100);
   try {
     await sandbox.loadPlugins([dir, memoryDir, crashDir, scopeDir]);
@@ -283,7 +283,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       sameShard: group(true),
       otherShards: group(false),
     };
-    for (const pid of sandbox.processIds()) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmHWM'));
+    for (const pid of sandboxProcessIds(sandbox)) sandboxPeak = Math.max(sandboxPeak, rssMb(pid, 'VmHWM'));
     return {
       calls: options.calls,
       tenants: options.tenants,

@@ -34,8 +34,9 @@ export async function pluginFolder(fixture: string, manifest: Record<string, unk
 }
 
 export async function harness(fixture: string, limits: HarnessLimits = {}, options: SandboxOptions & { manifest?: Record<string, unknown> } = {}): Promise<Harness> {
-  const dir = await pluginFolder(fixture, { limits: { memoryMb: 16, timeoutMs: 1000, cpuMs: 200, ...limits }, ...options.manifest });
-  const sandbox = createSandbox({ threads: 2, ...options });
+  const { manifest, ...sandboxOptions } = options;
+  const dir = await pluginFolder(fixture, { limits: { memoryMb: 16, timeoutMs: 1000, cpuMs: 200, ...limits }, ...manifest });
+  const sandbox = createSandbox({ threads: 2, ...sandboxOptions });
   try {
     await sandbox.loadPlugins([dir]);
   } catch (error) {
@@ -43,7 +44,8 @@ export async function harness(fixture: string, limits: HarnessLimits = {}, optio
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
-  const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule });
+  // As an embedder wires it: the manifest's permissions come with the tools.
+  const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
   return {
     sandbox,
     engine,

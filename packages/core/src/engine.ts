@@ -2,27 +2,52 @@
 // checked by path, with the scheduler and provider formats behind two calls.
 import { AirlockError } from './errors/airlock-error.js';
 import type { JsonObject } from './json/json-types.js';
-import { createPolicy, type PermissionPolicy, type PolicyConfig } from './permission/permission-policy.js';
+import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
 import { DEFAULT_LIMITS, type Approver, type ExecuteWrapper, type Guard, type PipelineLimits, type PipelineObservers } from './pipeline/pipeline-config.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
 import { mcpToolsWithOutput } from './providers/mcp.js';
-import { PROVIDERS } from './providers/providers.js';
+import { PROVIDERS, type ProviderTool, type ProviderToolMessage } from './providers/providers.js';
 import { ToolRegistry } from './registry/tool-registry.js';
 import type { ToolResult } from './result/tool-result.js';
-import { runTurn, type SchedulerConfig, type TurnOptions } from './scheduler/run-turn.js';
+import { runTurn, type PreSchedule, type SchedulerConfig, type TurnOptions } from './scheduler/run-turn.js';
 import type { ToolSchema } from './tool/schema-of.js';
 import type { AnyTool, Card } from './tool/tool-definition.js';
 
+/**
+ * Tools that come with their own permissions and scheduling hook, handed over as one: a
+ * `Sandbox` from `@airlock/sandbox` is one. The engine registers the tools, joins the rules
+ * to its policy and runs the hook, so a source's permissions cannot be left behind.
+ */
+export interface ToolSource {
+  tools(): AnyTool[];
+  /** Rules scoped to the source's own tools (a plugin manifest's `permissions`). */
+  policyRules(): PolicyRule[];
+  readonly preSchedule?: PreSchedule | undefined;
+}
+
 export interface EngineOptions {
+  /**
+   * Tool sources, read once here (load plugins first). Their rules join `policy`: added to
+   * its rules when it is a config (the strictest matching rule wins), or decided beside it
+   * when it is a `PermissionPolicy` object (the stricter verdict wins).
+   */
+  readonly sources?: readonly ToolSource[];
+  /** Your own (trusted, in-process) tools, from `defineTool`. A name used twice is an error. */
   readonly tools?: Iterable<AnyTool>;
+  /** A registry to register into instead of a new one. */
   readonly registry?: ToolRegistry;
   /** Required: who may run what. `{ default: 'allow' }` states it for trusted tools. */
   readonly policy: PolicyConfig | PermissionPolicy;
+  /** Answers `ask` decisions; only the literal `true` approves. Without one, `ask` ends as APPROVAL_UNAVAILABLE. */
   readonly approver?: Approver;
+  /** Checks after the permission gate that may only deny, never re-allow. */
   readonly guards?: readonly Guard[];
+  /** Wrap the execute stage (the only stage that may replace the abort signal). */
   readonly executeWrappers?: readonly ExecuteWrapper[];
+  /** Called on each result and stage; a throwing observer costs nothing but its own call. */
   readonly observers?: PipelineObservers;
+  /** Argument and output size limits, approval timeout; see DEFAULT_LIMITS. */
   readonly limits?: Partial<PipelineLimits>;
   /** Most calls of one parallel group running at once. Default 10. */
   readonly maxParallel?: number;
@@ -32,11 +57,14 @@ export interface EngineOptions {
 export interface Engine {
   readonly registry: ToolRegistry;
   schemas(): ToolSchema[];
-  /** The model-facing tool list in one provider's format (MCP entries with `outputSchema` where declared). */
-  tools(provider: ProviderId): unknown[];
+  /**
+   * The model-facing tool list in one provider's format, typed as that provider's SDK expects
+   * (`engine.tools('anthropic')` is `AnthropicTool[]`); MCP entries carry `outputSchema` where declared.
+   */
+  tools<P extends ProviderId>(provider: P): ProviderTool<P>[];
   run(calls: readonly ToolCallRequest[], options?: TurnOptions): Promise<ToolResult[]>;
   /** Runs one provider message's tool calls and marshals the results back into that format. */
-  runMessage(provider: ProviderId, message: unknown, options?: TurnOptions): Promise<{ results: ToolResult[]; messages: unknown[] }>;
+  runMessage<P extends ProviderId>(provider: P, message: unknown, options?: TurnOptions): Promise<{ results: ToolResult[]; messages: ProviderToolMessage<P>[] }>;
   presentCall(name: string, args: JsonObject | undefined): Card;
   presentResult(args: JsonObject | undefined, result: ToolResult): Card;
 }
@@ -51,6 +79,27 @@ function isPolicy(value: unknown): value is PermissionPolicy {
   return typeof value === 'object' && value !== null && typeof (value as PermissionPolicy).decide === 'function';
 }
 
+/** The engine's policy with the sources' rules joined in; see EngineOptions.sources. */
+function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readonly PolicyRule[]): PermissionPolicy {
+  if (!isPolicy(policy)) return createPolicy(sourceRules.length === 0 ? policy : { ...policy, rules: [...sourceRules, ...(policy.rules ?? [])] });
+  if (sourceRules.length === 0) return policy;
+  const fromSources = createPolicy({ default: 'allow', rules: sourceRules });
+  return {
+    decide(toolName, args, tenant) {
+      const own = policy.decide(toolName, args, tenant);
+      const sourced = fromSources.decide(toolName, args, tenant);
+      return STRICTNESS[sourced.decision] > STRICTNESS[own.decision] ? sourced : own;
+    },
+  };
+}
+
+const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
+
+/**
+ * The engine: one registry, one policy, one pipeline. Every call walks parse, permission
+ * gate, guards, execute, post-process, and comes back as exactly one result. Throws
+ * AirlockError INVALID_OPTION naming the option's path when an option is wrong.
+ */
 export function createEngine(options: EngineOptions): Engine {
   if (typeof options !== 'object' || options === null) throw new AirlockError('INVALID_OPTION', 'options must be an object', { path: 'options' });
   if (options.policy === undefined) throw new AirlockError('INVALID_OPTION', 'options.policy is required (e.g. { default: "allow" })', { path: 'options.policy' });
@@ -60,33 +109,51 @@ export function createEngine(options: EngineOptions): Engine {
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], key !== 'approvalTimeoutMs');
   if (options.approver !== undefined && typeof options.approver !== 'function') throw new AirlockError('INVALID_OPTION', 'options.approver must be a function', { path: 'options.approver' });
 
+  const sources = options.sources ?? [];
+  if (!Array.isArray(sources)) throw new AirlockError('INVALID_OPTION', 'options.sources must be an array of tool sources', { path: 'options.sources' });
+  sources.forEach((source: unknown, index) => {
+    const candidate = source as Partial<ToolSource> | null;
+    if (typeof candidate !== 'object' || candidate === null || typeof candidate.tools !== 'function' || typeof candidate.policyRules !== 'function') {
+      throw new AirlockError('INVALID_OPTION', `options.sources[${index}] must have tools() and policyRules() (a sandbox, for example)`, { path: `options.sources[${index}]` });
+    }
+  });
+
   const registry = options.registry ?? new ToolRegistry();
+  for (const source of sources) for (const tool of source.tools()) registry.register(tool);
   for (const tool of options.tools ?? []) registry.register(tool);
+  const sourceRules = sources.flatMap((source) => source.policyRules());
+  const preSchedules = [...sources.map((source) => source.preSchedule), options.preSchedule].filter((hook): hook is PreSchedule => hook !== undefined);
   const config: SchedulerConfig = {
     registry,
-    policy: isPolicy(options.policy) ? options.policy : createPolicy(options.policy),
+    policy: joinPolicy(options.policy, sourceRules),
     approver: options.approver,
     guards: [...(options.guards ?? [])],
     executeWrappers: [...(options.executeWrappers ?? [])],
     observers: { ...options.observers },
     limits,
     maxParallel,
-    preSchedule: options.preSchedule,
+    preSchedule:
+      preSchedules.length <= 1
+        ? preSchedules[0]
+        : async (calls, turn) => {
+            for (const hook of preSchedules) await hook(calls, turn);
+          },
   };
 
   const run = (calls: readonly ToolCallRequest[], turn?: TurnOptions): Promise<ToolResult[]> => runTurn(config, calls, turn);
   return {
     registry,
     schemas: () => registry.schemas(),
-    tools: (provider) =>
-      provider === 'mcp'
+    // Each provider's format returns its own types; the casts restate what PROVIDERS[provider] holds.
+    tools: <P extends ProviderId>(provider: P) =>
+      (provider === 'mcp'
         ? mcpToolsWithOutput(registry.schemas().map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
-        : PROVIDERS[provider].tools(registry.schemas()),
+        : PROVIDERS[provider].tools(registry.schemas())) as ProviderTool<P>[],
     run,
-    async runMessage(provider, message, turn) {
+    async runMessage<P extends ProviderId>(provider: P, message: unknown, turn?: TurnOptions) {
       const format = PROVIDERS[provider];
       const results = await run(format.parseCalls(message), turn);
-      return { results, messages: format.toolMessages(results) };
+      return { results, messages: format.toolMessages(results) as ProviderToolMessage<P>[] };
     },
     presentCall: (name, args) => presentCall(registry.get(name), name, args),
     presentResult: (args, result) => presentResult(registry.get(result.name), args, result),

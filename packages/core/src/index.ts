@@ -35,6 +35,7 @@ export type { GeminiFunctionDeclaration, GeminiFunctionResponseContent } from '.
 export { mcp, mcpCallToolResult, mcpToolsWithOutput } from './providers/mcp.js';
 export type { McpCallToolResult, McpTool } from './providers/mcp.js';
 export { PROVIDERS, PROVIDER_IDS } from './providers/providers.js';
+export type { ProviderTool, ProviderToolMessage } from './providers/providers.js';
 export type { ProviderFormat, ProviderId, ToolCallRequest } from './providers/provider-format.js';
 export { detectToolCallMessage } from './providers/detect-provider.js';
 export type { DetectedMessage } from './providers/detect-provider.js';
@@ -61,7 +62,7 @@ export type { CallClass } from './scheduler/classify-call.js';
 export type { PreSchedule, TurnOptions } from './scheduler/run-turn.js';
 
 export { createEngine } from './engine.js';
-export type { Engine, EngineOptions } from './engine.js';
+export type { Engine, EngineOptions, ToolSource } from './engine.js';
 
 export { genericCallCard, genericResultCard, visibleCard } from './present/generic-cards.js';
 export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess } from './result/tool-result.js';

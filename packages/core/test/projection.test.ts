@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS, PROVIDER_IDS, ToolRegistry, createEngine, defineTool, mcpCallToolResult, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
 
-// A tool carrying all twelve fields, with host-only values that would be unmistakable if leaked.
+// A tool carrying all thirteen fields, with host-only values that would be unmistakable if leaked.
 const LEAK = 'HOST_ONLY_SECRET';
 const full = defineTool({
   name: 'read_note',
@@ -13,6 +13,7 @@ const full = defineTool({
   projectContent: () => LEAK,
   finalizeContent: () => LEAK,
   timeoutMs: 4242,
+  maxOutputBytes: 4343,
   isConcurrencySafe: () => true,
   presentCall: () => ({ title: LEAK }),
   presentResult: () => ({ title: LEAK }),
@@ -35,8 +36,8 @@ const expectedKeys: Record<string, string[]> = {
 };
 
 describe('projection carries exactly the model-facing fields', () => {
-  it('the twelve fields are split four and eight', () => {
-    expect([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS]).toHaveLength(12);
+  it('the thirteen fields are split four and nine', () => {
+    expect([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS]).toHaveLength(13);
     expect(Object.keys(full).sort()).toEqual([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS].sort());
   });
 
@@ -50,12 +51,13 @@ describe('projection carries exactly the model-facing fields', () => {
     const text = JSON.stringify(tool);
     expect(text).not.toContain(LEAK);
     expect(text).not.toContain('4242');
+    expect(text).not.toContain('4343');
     for (const field of HOST_ONLY_FIELDS) expect(walk(tool)).not.toContain(field);
   });
 
   it('the engine\'s MCP list carries outputSchema for a tool that declares an object output', () => {
     const engine = createEngine({ policy: { default: 'allow' }, tools: [full] });
-    const [entry] = engine.tools('mcp') as [Record<string, unknown>];
+    const entry = engine.tools('mcp')[0]!;
     expect(entry.outputSchema).toEqual(full.output);
     expect(JSON.stringify(entry)).not.toContain('4242');
   });
@@ -93,7 +95,7 @@ describe('provider calls and results round-trip', () => {
   it('anthropic: parses tool_use input objects and flags errors with is_error', () => {
     const calls = PROVIDERS.anthropic.parseCalls({ role: 'assistant', content: [{ type: 'text', text: 'ok' }, { type: 'tool_use', id: 'toolu_1', name: 'read_note', input: { id: 'a' } }] });
     expect(calls).toEqual([{ id: 'toolu_1', name: 'read_note', arguments: { id: 'a' } }]);
-    const [message] = PROVIDERS.anthropic.toolMessages([ok, bad]) as [{ role: string; content: Record<string, unknown>[] }];
+    const message = PROVIDERS.anthropic.toolMessages([ok, bad])[0]!;
     expect(message.role).toBe('user');
     expect(message.content[0]).not.toHaveProperty('is_error');
     expect(message.content[1]).toMatchObject({ tool_use_id: 'call_2', is_error: true });
@@ -108,7 +110,7 @@ describe('provider calls and results round-trip', () => {
   it('gemini: parses functionCall parts and answers output or error', () => {
     const calls = PROVIDERS.gemini.parseCalls({ role: 'model', parts: [{ functionCall: { id: 'call_1', name: 'read_note', args: { id: 'a' } } }] });
     expect(calls).toEqual([{ id: 'call_1', name: 'read_note', arguments: { id: 'a' } }]);
-    const [content] = PROVIDERS.gemini.toolMessages([ok, bad]) as [{ parts: { functionResponse: { response: Record<string, unknown> } }[] }];
+    const content = PROVIDERS.gemini.toolMessages([ok, bad])[0]!;
     expect(content.parts[0]!.functionResponse.response).toHaveProperty('output');
     expect(content.parts[1]!.functionResponse.response).toHaveProperty('error');
   });

@@ -8,7 +8,7 @@ import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
 import { crossPluginProblems } from './plugin/cross-plugin-problems.js';
 import { describePlugin } from './plugin/describe-plugin.js';
 import { discoverPluginFolders } from './plugin/discover-plugins.js';
-import type { LoadedPlugin } from './plugin/loaded-plugin.js';
+import { pluginInfo, type LoadedPlugin, type PluginInfo } from './plugin/loaded-plugin.js';
 import { DEFAULT_TENANT, classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Capability, type Verdicts } from './plugin/plugin-tools.js';
 import { Admission } from './plugin/admission.js';
 import { CrashQuarantine } from './host/crash-quarantine.js';
@@ -18,6 +18,7 @@ import { tenancySettings, type FairShareSettings, type QuarantineSettings } from
 import type { Fault } from './isolate/protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
+import { checkSandboxOptions } from './options/check-sandbox-options.js';
 
 export interface SandboxOptions {
   /**
@@ -49,11 +50,6 @@ export interface SandboxOptions {
   /** When a tenant+plugin that keeps crashing its sandbox process is refused, and for how long (process mode). */
   readonly quarantine?: QuarantineSettings;
   /**
-   * Testing only: inject a fault into chosen calls (kill the worker thread, kill the
-   * sandbox process, fail the isolate's creation) to prove every call still gets one result.
-   */
-  readonly faults?: (call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined;
-  /**
    * Host functions plugins may be granted by name (manifest `capabilities`); none by default.
    * Each takes and returns JSON; a failure reaches the plugin as a generic error.
    */
@@ -69,41 +65,47 @@ export interface PluginReport {
 
 export interface Sandbox {
   /** Loads plugin folders (or folders of them); throws SandboxError listing every problem. */
-  loadPlugins(paths: readonly string[]): Promise<LoadedPlugin[]>;
+  loadPlugins(paths: readonly string[]): Promise<PluginInfo[]>;
   /** Checks plugin folders without loading them into the sandbox's tool list. */
   checkPlugins(paths: readonly string[]): Promise<PluginReport[]>;
-  plugins(): readonly LoadedPlugin[];
+  /** The plugins loaded so far. */
+  plugins(): readonly PluginInfo[];
   /** Core tool definitions for every loaded plugin tool. */
   tools(): AnyTool[];
   /** The manifests' permissions, as core policy rules scoped to each plugin's tools. */
   policyRules(): PolicyRule[];
   /** Pass to the engine: runs plugin classifiers inside their isolates before scheduling. */
   readonly preSchedule: PreSchedule;
-  /** Process ids hosting isolates (for supervision and fault-injection tests). */
-  processIds(): number[];
   /** Which sandbox process (0-based shard) a tenant's calls run in; always 0 in in-process mode. */
   shardOf(tenant: string): number;
   close(): Promise<void>;
 }
 
+/**
+ * A sandbox for third-party plugins: each runs in isolated-vm isolates on a Piscina pool, by
+ * default inside a supervised child process. Load plugins, then hand the sandbox to
+ * `createEngine({ sources: [sandbox], policy })`; `close()` when done. Throws SandboxError
+ * INVALID_OPTION listing every bad option by path.
+ */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  return openSandbox(options, {});
+}
+
+/** Test-only hooks, reached through `@airlock/sandbox/testing`, never through the main entry. */
+export interface TestingHooks {
+  /** A fault to inject into a call: kill its worker thread or sandbox process, or fail its isolate's creation. */
+  readonly faults?: ((call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined) | undefined;
+}
+
+/** The process ids hosting each sandbox's isolates, for supervision tests. */
+export const sandboxHosts = new WeakMap<Sandbox, SandboxHost>();
+
+export function openSandbox(options: SandboxOptions, testing: TestingHooks): Sandbox {
+  checkSandboxOptions(options);
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
-  for (const [key, value] of Object.entries(caps)) {
-    if (!(Number.isInteger(value) && value > 0 && value <= HOST_LIMIT_CAPS[key as keyof PluginLimits])) {
-      throw new SandboxError('INVALID_OPTION', `options.caps.${key} must be a positive integer no larger than ${HOST_LIMIT_CAPS[key as keyof PluginLimits]}`);
-    }
-  }
-  if (options.threads !== undefined && !(Number.isInteger(options.threads) && options.threads > 0)) {
-    throw new SandboxError('INVALID_OPTION', 'options.threads must be a positive integer');
-  }
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const tenancy = tenancySettings(options);
-  const offered = new Map<string, Capability>();
-  for (const [name, capability] of Object.entries(options.capabilities ?? {})) {
-    if (!/^[a-z][a-zA-Z0-9_.]{0,63}$/.test(name)) throw new SandboxError('INVALID_OPTION', `options.capabilities: "${name}" is not a capability name (a letter, then letters, digits, "_" or ".")`);
-    if (typeof capability !== 'function') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} must be a function`);
-    offered.set(name, capability);
-  }
+  const offered = new Map<string, Capability>(Object.entries(options.capabilities ?? {}));
   const inProcess = options.mode === 'in-process';
   // The pool holds the reserve threads too; admission decides who may use them.
   const pool = { threads: threads + tenancy.reserveThreads };
@@ -119,7 +121,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     weightOf: tenancy.weightOf,
     placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });
-  const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: options.faults };
+  const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: testing.faults };
   const loaded: LoadedPlugin[] = [];
   const verdicts: Verdicts = new WeakMap();
   // Both derived from the loaded plugins; rebuilt only when a load changes them.
@@ -146,7 +148,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     return reports;
   };
 
-  return {
+  const sandbox: Sandbox = {
     checkPlugins,
     async loadPlugins(paths) {
       if (closed) throw new SandboxError('SANDBOX_CLOSED', 'the sandbox is closed');
@@ -164,20 +166,21 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       loaded.push(...fresh);
       toolCache = undefined;
       classifierCache = undefined;
-      return fresh;
+      return fresh.map(pluginInfo);
     },
-    plugins: () => [...loaded],
+    plugins: () => loaded.map(pluginInfo),
     tools() {
       toolCache ??= loaded.flatMap((plugin) => pluginTools(plugin, host, verdicts, hooks));
       return [...toolCache];
     },
     policyRules: () => loaded.flatMap(pluginPolicyRules),
     preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts, admission))(calls, turn),
-    processIds: () => host.processIds(),
     shardOf: (tenant) => (inProcess ? 0 : shardOf(tenant, tenancy.processes)),
     async close() {
       closed = true;
       await host.close();
     },
   };
+  sandboxHosts.set(sandbox, host);
+  return sandbox;
 }

@@ -2,7 +2,7 @@
 // against, measured in the same run (direct call, raw Piscina round trip, raw isolated-vm).
 import { createEngine, defineTool, type ToolCallRequest } from '@airlock/core';
 import { createSandbox } from '@airlock/sandbox';
-import ivm from 'isolated-vm';
+import ivm from '@airlock/sandbox/isolated-vm';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +85,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
       const sandbox = createSandbox({ mode, threads: 2 });
       try {
         await sandbox.loadPlugins([freshDir]);
-        const sandboxed = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule });
+        const sandboxed = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
         const call = calls('noop_exclusive', 1);
         results[mode] = await measure(n(2000), n(200), () => sandboxed.run(call));
       } finally {
@@ -105,7 +105,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     const sandbox = createSandbox({ mode: 'in-process', threads: 2 });
     try {
       await sandbox.loadPlugins([warmDir]);
-      const warm = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule });
+      const warm = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
       const warmCall = await measure(n(2000), n(200), () => warm.run(calls('noop_exclusive', 1)));
       metric('sandbox.warm_realm_call', 'µs/call', warmCall.meanUs, 'smaller', false, 'realm reused per tenant (manifest "realm": "warm")');
       const batch = calls('noop', 10);
@@ -130,7 +130,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     const cold = createSandbox({ mode: 'in-process', threads: 2 });
     try {
       await cold.loadPlugins([freshDir]);
-      const coldEngine = createEngine({ tools: cold.tools(), policy: { default: 'allow' } });
+      const coldEngine = createEngine({ sources: [cold], policy: { default: 'allow' } });
       let tenant = 0;
       const coldCall = await measure(n(200), n(20), () => coldEngine.run(calls('noop_exclusive', 1), { tenant: `t${(tenant += 1)}` }));
       metric('baseline.raw_isolate_start', 'µs', rawCold.meanUs, 'smaller', false, 'isolate + context + compile + evaluate');

@@ -10,6 +10,8 @@ import type { ParsedCall, PipelineLimits } from './pipeline-config.js';
 
 export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, limits: PipelineLimits): DraftResult {
   const { definition, validateOutput } = call.tool!;
+  // A tool's own limit (a plugin manifest's, through the sandbox) wins over the engine's.
+  const maxOutputBytes = definition.maxOutputBytes ?? limits.maxOutputBytes;
   let value: JsonValue;
   try {
     value = snapshotJson(raw === undefined ? null : raw, { label: 'the returned value' });
@@ -18,8 +20,8 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
     return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: ${error.message}`);
   }
   const text = JSON.stringify(value);
-  if (Buffer.byteLength(text, 'utf8') > limits.maxOutputBytes) {
-    return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the result is larger than ${limits.maxOutputBytes} bytes`);
+  if (Buffer.byteLength(text, 'utf8') > maxOutputBytes) {
+    return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the result is larger than ${maxOutputBytes} bytes`);
   }
   if (validateOutput !== undefined && !validateOutput(value, text.length)) {
     return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${describeValidationErrors(validateOutput.errors)}`);
@@ -32,8 +34,8 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
       return draftFailure('TOOL_ERROR', `${call.name}: projectContent failed: ${sanitizeMessage(messageOf(error))}`);
     }
     if (typeof content !== 'string') return draftFailure('TOOL_ERROR', `${call.name}: projectContent must return a string`);
-    if (Buffer.byteLength(content, 'utf8') > limits.maxOutputBytes) {
-      return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the content is larger than ${limits.maxOutputBytes} bytes`);
+    if (Buffer.byteLength(content, 'utf8') > maxOutputBytes) {
+      return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the content is larger than ${maxOutputBytes} bytes`);
     }
   }
   return { isError: false, value, content: content as string };

@@ -40,7 +40,7 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
     fail(String(name), 'name', 'must be 1-64 characters of letters, digits, "_" or "-"');
   }
   for (const key of Object.keys(input)) {
-    if (!KNOWN_FIELDS.has(key)) fail(name, key, 'is not one of the twelve tool fields');
+    if (!KNOWN_FIELDS.has(key)) fail(name, key, 'is not one of the thirteen tool fields');
   }
   if (typeof input.description !== 'string' || input.description.trim() === '') fail(name, 'description', 'must be a non-empty string');
   if (input.deferLoading !== undefined && typeof input.deferLoading !== 'boolean') fail(name, 'deferLoading', 'must be a boolean');
@@ -50,6 +50,9 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
   }
   if (input.timeoutMs !== undefined && !(typeof input.timeoutMs === 'number' && Number.isFinite(input.timeoutMs) && input.timeoutMs > 0)) {
     fail(name, 'timeoutMs', 'must be a positive finite number of milliseconds');
+  }
+  if (input.maxOutputBytes !== undefined && !(Number.isInteger(input.maxOutputBytes) && input.maxOutputBytes > 0)) {
+    fail(name, 'maxOutputBytes', 'must be a positive whole number of bytes');
   }
 
   const parameters = toJsonSchema(input.parameters, name, 'parameters');
@@ -69,6 +72,7 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
     execute: zodParameters === undefined ? execute : (args, exec) => execute(zodParameters.parse(args) as JsonObject, exec),
     ...pickFunctions(input),
     ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
+    ...(input.maxOutputBytes === undefined ? {} : { maxOutputBytes: input.maxOutputBytes }),
   };
   return Object.freeze(tool);
 }

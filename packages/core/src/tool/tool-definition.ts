@@ -1,4 +1,4 @@
-// The twelve fields of a registered tool, in two groups. Only the four model-facing
+// The thirteen fields of a registered tool, in two groups. Only the four model-facing
 // fields ever reach a model request, through schemaOf (tool/schema-of.ts).
 import type { JsonObject, JsonSchema, JsonValue } from '../json/json-types.js';
 import type { DraftResult, ResultMetadata, ToolResult } from '../result/tool-result.js';
@@ -10,6 +10,7 @@ export const HOST_ONLY_FIELDS = [
   'projectContent',
   'finalizeContent',
   'timeoutMs',
+  'maxOutputBytes',
   'isConcurrencySafe',
   'presentCall',
   'presentResult',
@@ -51,6 +52,12 @@ export interface HostOnlyFields<Args, Value> {
   readonly finalizeContent?: (exec: ExecContext, result: DraftResult) => string;
   /** Host wall-clock deadline per call, in milliseconds. Never sent to the model. */
   readonly timeoutMs?: number;
+  /**
+   * Largest result this tool may return (UTF-8 bytes of its JSON, and of its content), in place
+   * of the engine's `limits.maxOutputBytes`. Set by the sandbox from a manifest's
+   * `limits.maxOutputBytes`. Never sent to the model.
+   */
+  readonly maxOutputBytes?: number;
   /** Only the literal `true` admits a call to a parallel group. */
   readonly isConcurrencySafe?: (args: Args) => boolean;
   readonly presentCall?: (args: Args) => Card;

@@ -1,7 +1,7 @@
 // The host end of the one function every realm in this worker can reach. Messages name the
 // token of the call that made them; only live calls are registered, so a message from work
 // a call left behind, or one that names another call, finds nothing and changes nothing.
-import ivm from 'isolated-vm';
+import ivm from './ivm.js';
 import { randomUUID } from 'node:crypto';
 import { LiveCall, type LiveCallOptions } from './live-call.js';
 

@@ -2,7 +2,7 @@
 // crypto...): the bundle built by scripts/build-realm-globals.mjs from src/realm-globals,
 // compiled once per isolate and run in every new realm before the bootstrap, and the
 // random seed each realm gets.
-import ivm from 'isolated-vm';
+import ivm from './ivm.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 

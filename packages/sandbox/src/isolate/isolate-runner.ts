@@ -3,7 +3,7 @@
 // watchdog for its CPU and wall-clock budget, and for calls a LiveCall that scopes every
 // capability request to the call and says when the isolate is idle again. An isolate that
 // hit a limit or failed is disposed, never reused.
-import type ivm from 'isolated-vm';
+import type ivm from './ivm.js';
 import { CallRegistry } from './call-registry.js';
 import { decodeEnvelope, decodeReport } from './decode-outcome.js';
 import { failureCode } from './failure-code.js';

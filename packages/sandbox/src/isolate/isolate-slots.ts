@@ -1,6 +1,6 @@
 // The isolates of one worker thread: one per tenant and plugin (never shared across
 // tenants), least recently used evicted past a cap, each with its realms.
-import ivm from 'isolated-vm';
+import ivm from './ivm.js';
 import type { Realm } from './realm.js';
 import type { PluginSpec } from './protocol.js';
 

@@ -2,7 +2,7 @@
 // capability requests it made, and the tasks the host started in its isolate. The call is
 // over only when the realm has reported *and* every such task has settled: the isolate is
 // then idle, and since the host starts nothing more for this call, no code of it runs again.
-import type ivm from 'isolated-vm';
+import type ivm from './ivm.js';
 import type { CapabilityHandler } from './protocol.js';
 
 /** Largest JSON a capability request or answer may carry, in UTF-8 bytes. */

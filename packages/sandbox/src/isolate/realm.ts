@@ -1,7 +1,7 @@
 // A realm: one V8 context in a plugin's isolate, with the bootstrap run and the plugin's
 // module compiled and linked. Building one runs no plugin code, so realms can be built
 // ahead of a call; the module is evaluated inside the call that uses the realm.
-import ivm from 'isolated-vm';
+import ivm from './ivm.js';
 import { realmBootstrap } from './realm-bootstrap.js';
 import { installRealmGlobals } from './install-realm-globals.js';
 import type { PluginSpec } from './protocol.js';

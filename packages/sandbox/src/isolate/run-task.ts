@@ -2,7 +2,7 @@
 // thread never waits on the isolate), with isolated-vm's own timeout set by the watchdog.
 // A task that isolated-vm stopped at that timeout is reported to the watchdog, which reads
 // the idle isolate's heap and gives the verdict.
-import type ivm from 'isolated-vm';
+import type ivm from './ivm.js';
 import type { Watchdog } from './watchdog.js';
 
 export function runTask(entry: ivm.Reference, args: readonly unknown[], isolate: ivm.Isolate, watchdog: Watchdog): Promise<unknown> {

@@ -7,7 +7,7 @@
 // is first. A task stopped that way leaves the isolate idle, so before the verdict the
 // host can read its heap: a heap at its ceiling means garbage collection ate the budget,
 // and the answer is MEMORY_LIMIT, not CPU_LIMIT or TIMEOUT.
-import type ivm from 'isolated-vm';
+import type ivm from './ivm.js';
 import type { KillReason } from './failure-code.js';
 
 /** How long a verdict waits for the heap figures of an isolate still busy (a task stopped mid garbage collection). */
@@ -20,6 +20,12 @@ const CPU_SLACK_MS = 10;
 const TASK_STOP_LEAD_MS = 25;
 /** Committed heap at this share of the limit or more: the heap was at its ceiling. */
 const HEAP_CEILING_SHARE = 0.8;
+/**
+ * How long a call may stay pending once isolated-vm disposed its isolate unasked: from
+ * Node 24 (isolated-vm 6 and 7) a heap-limit disposal inside a worker thread may leave the
+ * call pending for good. The verdict is then MEMORY_LIMIT, not a wall-clock TIMEOUT later.
+ */
+const DISPOSED_GRACE_MS = 500;
 
 /**
  * This thread's view of the process's resident memory, sampled in the background: reading it
@@ -49,6 +55,7 @@ export class Watchdog {
   readonly #deadline: ReturnType<typeof setTimeout>;
   #grace: ReturnType<typeof setTimeout> | undefined;
   #judging = false;
+  #disposedAt: number | undefined;
   #stopped = false;
   #expire!: (reason: Error) => void;
 
@@ -63,7 +70,11 @@ export class Watchdog {
     this.expired.catch(() => undefined); // observed by whoever races it
     const budgetNs = BigInt(Math.round(budget.cpuMs * 1e6));
     this.#poll = setInterval(() => {
-      if (isolate.isDisposed) return;
+      if (isolate.isDisposed) {
+        this.#disposedAt ??= performance.now();
+        if (performance.now() - this.#disposedAt > DISPOSED_GRACE_MS) this.kill('memory');
+        return;
+      }
       if (isolate.cpuTime - this.#cpuStart > budgetNs) this.judge('cpu');
     }, Math.min(25, Math.max(2, Math.floor(budget.cpuMs / 4))));
     this.#deadline = setTimeout(() => this.judge('wall'), budget.timeoutMs);

@@ -2,11 +2,20 @@ import type { PluginSpec } from '../isolate/protocol.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { PluginToolDescriptor } from './describe-plugin.js';
 
-/** A plugin that passed every check: its manifest, its module, its tools. */
-export interface LoadedPlugin {
+/** What a caller learns about a loaded plugin: where it came from, its manifest, its tools. */
+export interface PluginInfo {
   readonly name: string;
   readonly dir: string;
   readonly manifest: PluginManifest;
-  readonly spec: PluginSpec;
   readonly tools: readonly PluginToolDescriptor[];
+}
+
+/** A plugin that passed every check, as the sandbox holds it: with its module, ready to run. */
+export interface LoadedPlugin extends PluginInfo {
+  readonly spec: PluginSpec;
+}
+
+/** The public view of a loaded plugin: the module source and internal spec stay inside. */
+export function pluginInfo(plugin: LoadedPlugin): PluginInfo {
+  return { name: plugin.name, dir: plugin.dir, manifest: plugin.manifest, tools: plugin.tools };
 }

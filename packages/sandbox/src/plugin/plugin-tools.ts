@@ -42,6 +42,8 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
       parameters: descriptor.parameters,
       ...(descriptor.deferLoading === undefined ? {} : { deferLoading: descriptor.deferLoading }),
       ...(descriptor.output === undefined ? {} : { output: descriptor.output }),
+      // The manifest's output limit, checked in the isolate, holds in the engine's post-process too.
+      maxOutputBytes: plugin.spec.limits.maxOutputBytes,
       // No execute-stage deadline: the sandbox enforces the manifest's timeoutMs itself, from
       // the moment the call starts in its worker. A deadline here would also count time spent
       // queued behind other tenants' calls and blame this call for their load.

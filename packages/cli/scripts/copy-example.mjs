@@ -1,0 +1,11 @@
+// Copies the bundled example (the repository's examples/plugins and examples/transcript.json)
+// into this package, so `airlock run` with no arguments works once the package is installed.
+// Runs on every build, so the copy is never older than the source.
+import { cp, rm } from 'node:fs/promises';
+
+const source = new URL('../../../examples/', import.meta.url);
+const target = new URL('../examples/', import.meta.url);
+
+await rm(target, { recursive: true, force: true });
+await cp(new URL('plugins/', source), new URL('plugins/', target), { recursive: true });
+await cp(new URL('transcript.json', source), new URL('transcript.json', target));

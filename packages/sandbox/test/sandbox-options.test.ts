@@ -1,0 +1,57 @@
+// Every createSandbox option is checked by path: one row per way to get it wrong.
+import { describe, expect, it } from 'vitest';
+import { SandboxError, createSandbox, type SandboxOptions } from '../src/index.js';
+
+function problemsOf(options: unknown): readonly string[] {
+  try {
+    createSandbox(options as SandboxOptions);
+  } catch (error) {
+    if (SandboxError.isInstance(error) && error.code === 'INVALID_OPTION') return error.problems;
+    throw error;
+  }
+  throw new Error('createSandbox accepted the options');
+}
+
+describe('createSandbox options', () => {
+  it.each([
+    ['options that are not an object', 'process', 'options must be an object'],
+    ['a mode typo', { mode: 'inprocess' }, 'options.mode must be "process" or "in-process"'],
+    ['an unknown option', { thread: 2 }, 'options.thread: unknown option'],
+    ['zero threads', { threads: 0 }, 'options.threads must be at least 1'],
+    ['fractional threads', { threads: 1.5 }, 'options.threads must be a whole number'],
+    ['a process ceiling of 0 MiB', { processMemoryMb: 0 }, 'options.processMemoryMb must be at least 128'],
+    ['a process ceiling given as text', { processMemoryMb: '2048' }, 'options.processMemoryMb must be a number'],
+    ['a cap above the host cap', { caps: { memoryMb: 4096 } }, "options.caps.memoryMb must be at most 512 (the host's cap)"],
+    ['a memory cap below the minimum', { caps: { memoryMb: 4 } }, 'options.caps.memoryMb must be at least 8'],
+    ['an unknown cap', { caps: { memory: 64 } }, 'options.caps.memory: unknown option'],
+    ['caps that are not an object', { caps: 5 }, 'options.caps must be an object'],
+    ['the removed per-tenant cap', { maxConcurrentPerTenant: 2 }, 'options.maxConcurrentPerTenant was replaced by work-conserving fair share'],
+    ['a capability that is not a function', { capabilities: { 'kv.get': 'nope' } }, 'options.capabilities.kv.get must be a function'],
+    ['a capability name with a space', { capabilities: { 'Bad Name': () => null } }, 'options.capabilities: "Bad Name" is not a capability name (a letter, then letters, digits, "_" or ".")'],
+    ['test-only faults on the main entry (they live in @airlock/sandbox/testing)', { faults: () => undefined }, 'options.faults: unknown option'],
+  ])('%s', (_label, options, problem) => {
+    expect(problemsOf(options)).toContain(problem);
+  });
+
+  it('lists every problem, not just the first', () => {
+    expect(problemsOf({ mode: 'x', threads: -1, caps: { cpuMs: 0 } })).toEqual([
+      'options.mode must be "process" or "in-process"',
+      'options.threads must be at least 1',
+      'options.caps.cpuMs must be at least 1',
+    ]);
+  });
+
+  it('accepts every option at a valid value', async () => {
+    const sandbox = createSandbox({
+      mode: 'process',
+      threads: 2,
+      processMemoryMb: 512,
+      caps: { memoryMb: 128, timeoutMs: 10_000, cpuMs: 5000, maxOutputBytes: 4 * 1024 * 1024 },
+      processes: 2,
+      fairShare: { weights: { paying: 2 }, reserveThreads: 1 },
+      quarantine: { crashes: 3, windowMs: 60_000, baseMs: 30_000, maxMs: 900_000 },
+      capabilities: { 'kv.get': () => null },
+    });
+    await sandbox.close();
+  });
+});

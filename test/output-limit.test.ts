@@ -1,0 +1,33 @@
+// A manifest's limits.maxOutputBytes holds end to end: above the engine's default 1 MiB
+// when the manifest says so, and still enforced at the manifest's own value.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine, type ToolFailure } from '@airlock/core';
+import { createSandbox, type Sandbox } from '@airlock/sandbox';
+
+const MIB = 1024 * 1024;
+let sandbox: Sandbox;
+let engine: Engine;
+
+beforeAll(async () => {
+  sandbox = createSandbox({ threads: 1 });
+  await sandbox.loadPlugins([new URL('./fixtures/output-limit/big-output', import.meta.url).pathname]);
+  engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+});
+
+afterAll(async () => {
+  await sandbox.close();
+});
+
+describe('a plugin\'s maxOutputBytes (4 MiB) under the engine\'s default limit (1 MiB)', () => {
+  it('a 2 MiB result comes back whole', async () => {
+    const [result] = await engine.run([{ id: 'c1', name: 'big_text', arguments: JSON.stringify({ bytes: 2 * MIB }) }]);
+    expect(result!.isError).toBe(false);
+    expect(result!.content.length).toBeGreaterThan(2 * MIB);
+  });
+
+  it('a 5 MiB result is OUTPUT_TOO_LARGE at the manifest\'s limit', async () => {
+    const [result] = await engine.run([{ id: 'c2', name: 'big_text', arguments: JSON.stringify({ bytes: 5 * MIB }) }]);
+    expect((result as ToolFailure).error.code).toBe('OUTPUT_TOO_LARGE');
+    expect((result as ToolFailure).error.message).toContain(String(4 * MIB));
+  });
+});
