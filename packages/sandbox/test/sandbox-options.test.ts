@@ -25,7 +25,7 @@ describe('createSandbox options', () => {
     ['a memory cap below the minimum', { caps: { memoryMb: 4 } }, 'options.caps.memoryMb must be at least 8'],
     ['an unknown cap', { caps: { memory: 64 } }, 'options.caps.memory: unknown option'],
     ['caps that are not an object', { caps: 5 }, 'options.caps must be an object'],
-    ['the removed per-tenant cap', { maxConcurrentPerTenant: 2 }, 'options.maxConcurrentPerTenant was replaced by work-conserving fair share'],
+    ['the removed per-tenant cap', { maxConcurrentPerTenant: 2 }, 'options.maxConcurrentPerTenant was replaced by work-conserving fair share: remove it (a lone tenant now uses every idle thread), and use options.fairShare.weights to favour tenants'],
     ['a capability that is not a function', { capabilities: { 'kv.get': 'nope' } }, 'options.capabilities.kv.get must be a function'],
     ['a capability name with a space', { capabilities: { 'Bad Name': () => null } }, 'options.capabilities: "Bad Name" is not a capability name (a letter, then letters, digits, "_" or ".")'],
     ['test-only faults on the main entry (they live in @airlock/sandbox/testing)', { faults: () => undefined }, 'options.faults: unknown option'],
