@@ -1,6 +1,6 @@
 // End-to-end: the built binary, every command, every exit code, both provider formats.
 import { describe, expect, it } from 'vitest';
-import { writeFile, mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock, oneLine } from './support/run-cli.js';
@@ -218,24 +218,41 @@ describe('airlock check', () => {
 });
 
 describe('airlock bench', () => {
-  it('--quick --json emits a github-action-benchmark array; --baseline gates on ratios with exit 1', async () => {
-    const { code, stdout } = await airlock(['bench', '--quick', '--json']);
-    expect(code).toBe(0);
-    const entries = JSON.parse(stdout) as { name: string; unit: string; value: number }[];
-    expect(entries.length).toBeGreaterThan(5);
-    for (const entry of entries) {
-      expect(typeof entry.name).toBe('string');
-      expect(typeof entry.unit).toBe('string');
-      expect(Number.isFinite(entry.value)).toBe(true);
-    }
-    // A baseline ten times better than anything real: every ratio now reads as a regression.
+  it('two --quick runs of one build pass the gate against each other (both kinds, default threshold)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
-    const baseline = join(dir, 'baseline.json');
-    await writeFile(baseline, JSON.stringify(entries.map((entry) => ({ ...entry, value: entry.value / 10 }))));
-    const gated = await airlock(['bench', '--quick', '--json', '--baseline', baseline, '--max-regression', '50']);
-    expect(gated.code).toBe(1);
-    expect(gated.stderr).toMatch(/_ratio regressed \d+/);
-  }, 120_000);
+    try {
+      const first = await airlock(['bench', '--quick', '--json', '--json-dir', dir]);
+      expect(first.code).toBe(0);
+      const entries = JSON.parse(first.stdout) as { name: string; unit: string; value: number; range?: string }[];
+      expect(entries.length).toBeGreaterThan(20);
+      for (const entry of entries) {
+        expect(typeof entry.unit).toBe('string');
+        expect(Number.isFinite(entry.value)).toBe(true);
+      }
+      // Every latency as p50 and p99; every ratio with the range of its rounds.
+      for (const name of ['sandbox.warm_call', 'sandbox.fresh_call', 'baseline.piscina_ivm_warm', 'baseline.ivm_new_context', 'peer.quickjs_warm', 'peer.quickjs_fresh']) {
+        expect(entries.map((entry) => entry.name)).toEqual(expect.arrayContaining([`${name}_p50`, `${name}_p99`]));
+      }
+      expect(entries.filter((entry) => entry.name.endsWith('_ratio') && !entry.name.startsWith('baseline.')).every((entry) => /^[\d.]+\.\.[\d.]+$/.test(entry.range ?? ''))).toBe(true);
+      const bigger = JSON.parse(await readFile(join(dir, 'bigger.json'), 'utf8')) as { name: string }[];
+      expect(bigger.map((entry) => entry.name)).toContain('sandbox.batch10_vs_piscina_ivm_ratio');
+
+      const second = await airlock(['bench', '--quick', '--baseline', join(dir, 'smaller.json'), '--baseline', join(dir, 'bigger.json')]);
+      expect(second.stderr).toBe('');
+      expect(second.code).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it.each([
+    [['bench', '--metrics', 'some'], '--metrics must be "ratios" or "all"'],
+    [['bench', '--json-dir', ''], '--json-dir needs a folder'],
+  ])('%j is exit 2 with one line', async (args, message) => {
+    const { code, stderr } = await airlock(args);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain(message);
+  });
 
   it('a baseline that is not a bench array is exit 2', async () => {
     const { code, stderr } = await airlock(['bench', '--baseline', 'package.json']);

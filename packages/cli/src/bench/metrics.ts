@@ -9,6 +9,8 @@ export interface Metric {
   /** Ratios against a baseline measured in the same run: what CI should gate on. */
   readonly ratio: boolean;
   readonly extra?: string;
+  /** A ratio's value in each round (its `value` is their median): what the gate reads its noise from. */
+  readonly rounds?: readonly number[];
 }
 
 /** One entry of a customSmallerIsBetter / customBiggerIsBetter array. */
@@ -16,34 +18,70 @@ export interface BenchmarkEntry {
   readonly name: string;
   readonly unit: string;
   readonly value: number;
+  /** "best..worst" over the rounds, for ratios (github-action-benchmark shows it as is). */
+  readonly range?: string;
   readonly extra?: string;
 }
 
-export function toEntries(metrics: readonly Metric[], direction: Direction): BenchmarkEntry[] {
+export type MetricSet = 'ratios' | 'all';
+
+export function toEntries(metrics: readonly Metric[], direction: Direction, only: MetricSet = 'all'): BenchmarkEntry[] {
   return metrics
-    .filter((metric) => metric.direction === direction)
-    .map((metric) => ({ name: metric.name, unit: metric.unit, value: round(metric.value), ...(metric.extra === undefined ? {} : { extra: metric.extra }) }));
+    .filter((metric) => metric.direction === direction && (only === 'all' || metric.ratio))
+    .map((metric) => {
+      const spread = metric.rounds === undefined || metric.rounds.length === 0 ? undefined : { best: best(metric.rounds, metric.direction), worst: worst(metric.rounds, metric.direction) };
+      return {
+        name: metric.name,
+        unit: metric.unit,
+        value: round(metric.value),
+        ...(spread === undefined ? {} : { range: `${round(spread.best)}..${round(spread.worst)}` }),
+        ...(metric.extra === undefined ? {} : { extra: metric.extra }),
+      };
+    });
 }
 
 export interface Regression {
   readonly name: string;
+  /** The values compared: the baseline's worst round (or its value) and this run's best round (or its value). */
   readonly baseline: number;
   readonly current: number;
   readonly worseByPct: number;
 }
 
-/** Metrics that got worse than the baseline by more than maxPct percent. */
-export function regressions(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], maxPct: number, gate: 'ratios' | 'all'): Regression[] {
-  const previous = new Map(baseline.map((entry) => [entry.name, entry.value]));
+/**
+ * Gated metrics that got worse than the baseline by more than maxPct percent. Where both
+ * runs kept their rounds (ratios), only a run whose best round is worse than the
+ * baseline's worst round counts: two runs of the same build overlap, a real regression
+ * moves every round.
+ */
+export function regressions(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], maxPct: number, gate: MetricSet): Regression[] {
+  const previous = new Map(baseline.map((entry) => [entry.name, entry]));
   const found: Regression[] = [];
   for (const metric of metrics) {
     if (gate === 'ratios' && !metric.ratio) continue;
-    const base = previous.get(metric.name);
-    if (base === undefined || base <= 0) continue;
-    const worseByPct = metric.direction === 'smaller' ? ((metric.value - base) / base) * 100 : ((base - metric.value) / base) * 100;
-    if (worseByPct > maxPct) found.push({ name: metric.name, baseline: base, current: round(metric.value), worseByPct: round(worseByPct) });
+    const entry = previous.get(metric.name);
+    if (entry === undefined || !(entry.value > 0)) continue;
+    const base = worstOfRange(entry.range, metric.direction) ?? entry.value;
+    const current = metric.rounds !== undefined && metric.rounds.length > 0 ? best(metric.rounds, metric.direction) : metric.value;
+    const worseByPct = metric.direction === 'smaller' ? ((current - base) / base) * 100 : ((base - current) / base) * 100;
+    if (worseByPct > maxPct) found.push({ name: metric.name, baseline: round(base), current: round(current), worseByPct: round(worseByPct) });
   }
   return found;
+}
+
+function best(values: readonly number[], direction: Direction): number {
+  return direction === 'smaller' ? Math.min(...values) : Math.max(...values);
+}
+
+function worst(values: readonly number[], direction: Direction): number {
+  return direction === 'smaller' ? Math.max(...values) : Math.min(...values);
+}
+
+/** The worse end of a "best..worst" range; undefined when absent or not ours. */
+function worstOfRange(range: string | undefined, direction: Direction): number | undefined {
+  const ends = typeof range === 'string' ? range.split('..').map(Number) : [];
+  if (ends.length !== 2) return undefined;
+  return ends.every((end) => Number.isFinite(end) && end > 0) ? worst(ends, direction) : undefined;
 }
 
 function round(value: number): number {

@@ -1,15 +1,16 @@
 // The benchmark suite: each measured figure sits beside the raw baseline it is read
-// against, measured in the same run (direct call, raw Piscina round trip, raw isolated-vm).
-import { createEngine, defineTool, type ToolCallRequest } from '@airlock/core';
-import { createSandbox } from '@airlock/sandbox';
-import ivm from '@airlock/sandbox/isolated-vm';
+// against, measured in the same run and in interleaved rounds (so a noisy neighbour hits
+// both alike); ratios are medians over rounds of per-round p50 ratios.
+import { createEngine, defineTool, type Engine, type ToolCallRequest } from '@airlock/core';
+import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Piscina } from 'piscina';
-import { measure, measureLoop } from './measure.js';
-import { benchTenancy } from './tenancy.js';
+import { block, median, Rounds, ROUNDS, type Subject } from './measure.js';
 import type { Metric } from './metrics.js';
+import { openPeers, peerSubjects } from './peers.js';
+import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
+import { benchTenancy } from './tenancy.js';
 
 export interface SuiteOptions {
   /** Smaller iteration counts, for CI smoke runs. */
@@ -17,142 +18,158 @@ export interface SuiteOptions {
   readonly onProgress?: (step: number, total: number, label: string) => void;
 }
 
-const NOOP_PLUGIN = `export default { tools: [
-  { name: 'noop', description: 'Does nothing.', parameters: { type: 'object', properties: {} }, isConcurrencySafe: () => true, execute: () => null },
-  { name: 'noop_exclusive', description: 'Does nothing, alone.', parameters: { type: 'object', properties: {} }, execute: () => null },
-] };`;
+const DIRECT = { name: 'trusted.direct_call', label: 'a direct call' };
+
+type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
+
+const calls = (name: string, count: number, args = '{}'): ToolCallRequest[] => Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name, arguments: args }));
 
 async function pluginDir(realm: 'fresh' | 'warm'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
-  await writeFile(join(dir, 'index.js'), NOOP_PLUGIN);
+  await writeFile(join(dir, 'index.js'), sumPlugin(realm));
   await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: `bench-${realm}`, module: './index.js', realm, limits: { cpuMs: 5000, timeoutMs: 10_000 } }));
   return dir;
 }
 
-const calls = (name: string, count: number): ToolCallRequest[] => Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name, arguments: '{}' }));
+async function openSandbox(dirs: readonly string[], options: SandboxOptions, preSchedule = true): Promise<{ sandbox: Sandbox; engine: Engine }> {
+  const sandbox = createSandbox(options);
+  try {
+    await sandbox.loadPlugins(dirs);
+  } catch (error) {
+    await sandbox.close();
+    throw error;
+  }
+  return { sandbox, engine: createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, ...(preSchedule ? { preSchedule: sandbox.preSchedule } : {}) }) };
+}
+
+/** p50 and p99 of one subject, the p50 also read against raw Piscina's no-op round trip. */
+function emitLatency(emit: Emit, rounds: Rounds, name: string, what: string, against: { name: string; label: string } = { name: 'baseline.piscina_noop', label: 'raw Piscina no-op' }): void {
+  const latency = rounds.latency(name);
+  const versus = name === against.name ? '' : `; ${rounds.ratio(name, against.name).toFixed(2)}x ${against.label}`;
+  emit(`${name}_p50`, 'µs', latency.p50Us, 'smaller', false, `${what}${versus}`);
+  emit(`${name}_p99`, 'µs', latency.p99Us, 'smaller', false);
+}
 
 export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
-  const scale = options.quick ? 0.1 : 1;
-  const n = (count: number): number => Math.max(20, Math.round(count * scale));
+  const count = (iterations: number): number => (options.quick ? Math.max(10, Math.round(iterations / 10)) : iterations);
   const metrics: Metric[] = [];
-  const steps = 9;
+  const steps = 6;
   let step = 0;
   const progress = (label: string): void => {
     step += 1;
     options.onProgress?.(step, steps, label);
   };
-  const metric = (name: string, unit: string, value: number, direction: Metric['direction'], ratio = false, extra?: string): void => {
-    metrics.push({ name, unit, value, direction, ratio, ...(extra === undefined ? {} : { extra }) });
+  const emit: Emit = (name, unit, value, direction, ratio = false, extra, rounds) => {
+    metrics.push({ name, unit, value, direction, ratio, ...(extra === undefined ? {} : { extra }), ...(rounds === undefined ? {} : { rounds }) });
+  };
+  /** A gated ratio: the median of its per-round values, which travel with it. */
+  const emitRatio = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string): void => {
+    const perRound = rounds.ratios(numerator, denominator);
+    emit(name, 'x', median(perRound), direction, true, `${extra} (p50s, median of ${perRound.length} rounds)`, perRound);
   };
 
-  // 1. Trusted tools: the pipeline against a direct call.
+  // 1. Trusted tools: the pipeline against a direct call. Sub-µs bodies are timed in blocks.
   progress('trusted pipeline vs direct call');
   const noop = defineTool({ name: 'noop', description: 'no-op', parameters: { type: 'object', properties: {} }, execute: () => null, isConcurrencySafe: () => true });
   const noopExclusive = defineTool({ name: 'noop_exclusive', description: 'no-op', parameters: { type: 'object', properties: {} }, execute: () => null });
   const engine = createEngine({ tools: [noop, noopExclusive], policy: { default: 'allow' } });
   const exec = { callId: 'c', toolName: 'noop', signal: new AbortController().signal, tenant: undefined, setMetadata: () => undefined };
   const one = calls('noop', 1);
-  const direct = await measureLoop(n(200_000), n(20_000), () => noop.execute({}, exec));
-  const piped = await measureLoop(n(100_000), n(10_000), () => engine.run(one));
-  metric('trusted.direct_call', 'µs/call', direct, 'smaller');
-  metric('trusted.pipeline_call', 'µs/call', piped, 'smaller');
-  metric('trusted.pipeline_overhead', 'µs/call', piped - direct, 'smaller', false, 'full pipeline minus a direct call, one call per turn');
-  metric('trusted.pipeline_overhead_ratio', 'x', piped / direct, 'smaller', true);
-
-  progress('trusted scheduler: parallel and exclusive batches');
   const parallel10 = calls('noop', 10);
   const exclusive10 = calls('noop_exclusive', 10);
-  const par = await measureLoop(n(20_000), n(2000), () => engine.run(parallel10));
-  const exc = await measureLoop(n(20_000), n(2000), () => engine.run(exclusive10));
-  metric('trusted.parallel_batch10_per_call', 'µs/call', par / 10, 'smaller');
-  metric('trusted.exclusive_batch10_per_call', 'µs/call', exc / 10, 'smaller');
-  metric('trusted.parallel_throughput', 'calls/s', 1e6 / (par / 10), 'bigger');
+  const trusted = await Rounds.run([
+    { name: 'trusted.direct_call', iterations: count(2000), warmup: count(200), callsPerIteration: 100, body: block(100, () => noop.execute({}, exec)) },
+    { name: 'trusted.pipeline_call', iterations: count(2000), warmup: count(200), callsPerIteration: 10, body: block(10, () => engine.run(one)) },
+    { name: 'trusted.parallel_batch10_per_call', iterations: count(2000), warmup: count(200), callsPerIteration: 10, body: () => engine.run(parallel10) },
+    { name: 'trusted.exclusive_batch10_per_call', iterations: count(2000), warmup: count(200), callsPerIteration: 10, body: () => engine.run(exclusive10) },
+  ], ROUNDS);
+  const blockNote = (size: number): string => `per call, timed in blocks of ${size}`;
+  emitLatency(emit, trusted, 'trusted.direct_call', `the tool body called directly, ${blockNote(100)}`, DIRECT);
+  emitLatency(emit, trusted, 'trusted.pipeline_call', `full pipeline, one call per turn, ${blockNote(10)}`, DIRECT);
+  emitRatio('trusted.pipeline_overhead_ratio', trusted, 'trusted.pipeline_call', 'trusted.direct_call', 'smaller', 'pipeline call / direct call');
+  emitLatency(emit, trusted, 'trusted.parallel_batch10_per_call', '10 concurrency-safe calls per turn, per call', DIRECT);
+  emitLatency(emit, trusted, 'trusted.exclusive_batch10_per_call', '10 exclusive calls per turn, per call', DIRECT);
+  emit('trusted.parallel_throughput', 'calls/s', 1e6 / trusted.latency('trusted.parallel_batch10_per_call').p50Us, 'bigger');
 
-  // 2. The raw pool baseline.
-  progress('raw Piscina no-op round trip');
-  const pool = new Piscina({ filename: new URL('./noop-worker.js', import.meta.url).href, minThreads: 1, maxThreads: 2, concurrentTasksPerWorker: 1 });
-  const rawPiscina = await measure(n(5000), n(500), () => pool.run(null));
-  await pool.destroy();
-  metric('baseline.piscina_roundtrip', 'µs/call', rawPiscina.meanUs, 'smaller');
-
-  // 3. Sandboxed calls: warm (isolate exists; fresh realm per call), in-process and in the child process.
-  progress('sandboxed calls (in-process and child process)');
+  // 2. Sandboxed calls beside every peer, all in one set of interleaved rounds.
+  progress('sandboxed calls beside raw Piscina, isolated-vm and QuickJS');
   const freshDir = await pluginDir('fresh');
   const warmDir = await pluginDir('warm');
-  const results: Record<string, { meanUs: number; p50Us: number; p99Us: number }> = {};
+  const opened: Sandbox[] = [];
+  const peers = await openPeers();
   try {
-    for (const mode of ['in-process', 'process'] as const) {
-      const sandbox = createSandbox({ mode, threads: 2 });
-      try {
-        await sandbox.loadPlugins([freshDir]);
-        const sandboxed = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
-        const call = calls('noop_exclusive', 1);
-        results[mode] = await measure(n(2000), n(200), () => sandboxed.run(call));
-      } finally {
-        await sandbox.close();
-      }
-    }
-    const inProcess = results['in-process']!;
-    const childProcess = results.process!;
-    metric('sandbox.fresh_realm_call', 'µs/call', inProcess.meanUs, 'smaller', false, 'in-process pool, isolate warm, new realm per call');
-    metric('sandbox.fresh_realm_call_p50', 'µs', inProcess.p50Us, 'smaller');
-    metric('sandbox.fresh_realm_call_p99', 'µs', inProcess.p99Us, 'smaller');
-    metric('sandbox.call_vs_piscina_ratio', 'x', inProcess.meanUs / rawPiscina.meanUs, 'smaller', true, 'warm sandboxed call through the pool / raw Piscina no-op round trip');
-    metric('sandbox.child_process_call', 'µs/call', childProcess.meanUs, 'smaller', false, 'default mode: pool in a supervised child process');
-    metric('sandbox.child_process_call_p99', 'µs', childProcess.p99Us, 'smaller');
+    // threads: 2 (plus the reserve thread), the same two threads the raw pools get.
+    const processMode = await openSandbox([freshDir, warmDir], { threads: 2 });
+    opened.push(processMode.sandbox);
+    const inProcess = await openSandbox([freshDir, warmDir], { mode: 'in-process', threads: 2 });
+    opened.push(inProcess.sandbox);
+    const cold = await openSandbox([freshDir], { mode: 'in-process', threads: 2 }, false);
+    opened.push(cold.sandbox);
+    const warmCall = calls('warm_sum', 1, SUM_ARGS_JSON);
+    const freshCall = calls('fresh_sum', 1, SUM_ARGS_JSON);
+    const batch10 = calls('warm_sum', 10, SUM_ARGS_JSON);
+    let tenant = 0;
+    const subjects: Subject[] = [
+      ...peerSubjects(peers, count),
+      { name: 'sandbox.warm_call', iterations: count(500), warmup: count(50), body: () => processMode.engine.run(warmCall) },
+      { name: 'sandbox.warm_call_in_process', iterations: count(500), warmup: count(50), body: () => inProcess.engine.run(warmCall) },
+      { name: 'sandbox.fresh_call', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(freshCall) },
+      { name: 'sandbox.fresh_call_in_process', iterations: count(300), warmup: count(30), body: () => inProcess.engine.run(freshCall) },
+      { name: 'baseline.piscina_ivm_batch10', iterations: count(200), warmup: count(20), body: peers.piscinaIvmBatch10 },
+      { name: 'sandbox.batch10', iterations: count(200), warmup: count(20), body: () => processMode.engine.run(batch10) },
+      { name: 'baseline.ivm_new_isolate', iterations: count(100), warmup: count(10), body: peers.ivmNewIsolate },
+      { name: 'sandbox.cold_tenant_call', iterations: count(100), warmup: count(10), body: () => cold.engine.run(freshCall, { tenant: `t${(tenant += 1)}` }) },
+    ];
+    const rounds = await Rounds.run(subjects, ROUNDS);
 
-    progress('sandboxed warm realm and parallel throughput');
-    const sandbox = createSandbox({ mode: 'in-process', threads: 2 });
-    try {
-      await sandbox.loadPlugins([warmDir]);
-      const warm = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
-      const warmCall = await measure(n(2000), n(200), () => warm.run(calls('noop_exclusive', 1)));
-      metric('sandbox.warm_realm_call', 'µs/call', warmCall.meanUs, 'smaller', false, 'realm reused per tenant (manifest "realm": "warm")');
-      const batch = calls('noop', 10);
-      const parallel = await measure(n(300), n(30), () => warm.run(batch));
-      metric('sandbox.parallel_throughput', 'calls/s', 1e6 / (parallel.meanUs / 10), 'bigger', false, '10 concurrency-safe calls per turn, 2 threads');
-    } finally {
-      await sandbox.close();
-    }
+    emitLatency(emit, rounds, 'baseline.piscina_noop', 'raw Piscina no-op round trip, 2 threads');
+    emitLatency(emit, rounds, 'baseline.piscina_ivm_warm', 'raw Piscina + a warm isolated-vm context per worker, applySync');
+    emitLatency(emit, rounds, 'baseline.ivm_new_context', 'raw isolated-vm: new context + module + call in a warm isolate, this thread');
+    emitLatency(emit, rounds, 'peer.quickjs_warm', 'quickjs-emscripten: a call into a warm context, this thread');
+    emitLatency(emit, rounds, 'peer.quickjs_fresh', 'quickjs-emscripten: new runtime + context, evaluate, call, this thread');
+    emitLatency(emit, rounds, 'sandbox.warm_call', 'Airlock warm realm, default process mode');
+    emitLatency(emit, rounds, 'sandbox.warm_call_in_process', 'Airlock warm realm, in-process mode');
+    emitLatency(emit, rounds, 'sandbox.fresh_call', 'Airlock fresh realm (the default), default process mode');
+    emitLatency(emit, rounds, 'sandbox.fresh_call_in_process', 'Airlock fresh realm, in-process mode');
+    emitRatio('sandbox.warm_call_vs_piscina_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_noop', 'smaller', 'warm-realm call, process mode / raw Piscina no-op');
+    emitRatio('sandbox.warm_call_vs_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / raw Piscina + warm isolated-vm; goal at most 2');
+    emitRatio('sandbox.fresh_call_vs_new_context_ratio', rounds, 'sandbox.fresh_call', 'baseline.ivm_new_context', 'smaller', 'fresh-realm call, process mode / raw new context + module + call; goal at most 1.3');
 
-    // 4. Cold start: a new tenant's first call (new isolate, realm, compile) against raw isolated-vm.
-    progress('cold start vs raw isolated-vm');
-    const rawCold = await measure(n(200), n(20), async () => {
-      const isolate = new ivm.Isolate({ memoryLimit: 64 });
-      const context = await isolate.createContext();
-      const module = await isolate.compileModule(NOOP_PLUGIN);
-      await module.instantiate(context, () => {
-        throw new Error('no imports');
-      });
-      await module.evaluate();
-      isolate.dispose();
-    });
-    const cold = createSandbox({ mode: 'in-process', threads: 2 });
-    try {
-      await cold.loadPlugins([freshDir]);
-      const coldEngine = createEngine({ sources: [cold], policy: { default: 'allow' } });
-      let tenant = 0;
-      const coldCall = await measure(n(200), n(20), () => coldEngine.run(calls('noop_exclusive', 1), { tenant: `t${(tenant += 1)}` }));
-      metric('baseline.raw_isolate_start', 'µs', rawCold.meanUs, 'smaller', false, 'isolate + context + compile + evaluate');
-      metric('sandbox.cold_tenant_call', 'µs', coldCall.meanUs, 'smaller', false, 'first call of a new tenant: isolate, realm, compile, call');
-      metric('sandbox.cold_vs_raw_isolate_ratio', 'x', coldCall.meanUs / rawCold.meanUs, 'smaller', true);
-    } finally {
-      await cold.close();
-    }
+    const ours = rounds.latency('sandbox.batch10');
+    const raw = rounds.latency('baseline.piscina_ivm_batch10');
+    emit('baseline.piscina_ivm_batch10_p50', 'µs', raw.p50Us, 'smaller', false, '10 sum calls submitted at once to raw Piscina + isolated-vm, 2 threads');
+    emit('baseline.piscina_ivm_batch10_p99', 'µs', raw.p99Us, 'smaller', false);
+    emit('sandbox.batch10_p50', 'µs', ours.p50Us, 'smaller', false, 'a turn of 10 concurrency-safe calls, one tenant, warm realm, process mode, 2 threads');
+    emit('sandbox.batch10_p99', 'µs', ours.p99Us, 'smaller', false);
+    emit('sandbox.parallel_throughput', 'calls/s', 10e6 / ours.p50Us, 'bigger', false, 'turns of 10 concurrency-safe calls on 2 threads, from the p50 turn');
+    emitRatio('sandbox.batch10_vs_piscina_ivm_ratio', rounds, 'baseline.piscina_ivm_batch10', 'sandbox.batch10', 'bigger', "throughput of a 10-call turn / raw Piscina + isolated-vm's for 10 tasks at once; goal at least 0.5");
+
+    emitLatency(emit, rounds, 'baseline.ivm_new_isolate', 'raw isolated-vm: new isolate + context + compile + evaluate + call, this thread');
+    emitLatency(emit, rounds, 'sandbox.cold_tenant_call', 'first call of a new tenant (in-process): isolate, realm, compile, call');
+    emitRatio('sandbox.cold_vs_raw_isolate_ratio', rounds, 'sandbox.cold_tenant_call', 'baseline.ivm_new_isolate', 'smaller', 'cold tenant call / raw new isolate; goal at most 1.0');
 
     progress('cold plugin load');
-    const load = await measure(n(50), n(5), async () => {
-      const sandbox = createSandbox({ mode: 'in-process', threads: 1 });
-      await sandbox.loadPlugins([freshDir]);
-      await sandbox.close();
-    });
-    metric('sandbox.plugin_load', 'ms', load.meanUs / 1000, 'smaller', false, 'new sandbox, manifest check, describe in a throwaway isolate');
+    const load = await Rounds.run([{
+      name: 'sandbox.plugin_load',
+      iterations: options.quick ? 2 : 10,
+      warmup: 1,
+      body: async () => {
+        const sandbox = createSandbox({ mode: 'in-process', threads: 1 });
+        await sandbox.loadPlugins([freshDir]);
+        await sandbox.close();
+      },
+    }], ROUNDS);
+    const loaded = load.latency('sandbox.plugin_load');
+    emit('sandbox.plugin_load_p50', 'ms', loaded.p50Us / 1000, 'smaller', false, 'new sandbox, manifest check, describe in a throwaway isolate');
+    emit('sandbox.plugin_load_p99', 'ms', loaded.p99Us / 1000, 'smaller', false);
   } finally {
+    for (const sandbox of opened) await sandbox.close();
+    await peers.close();
     await rm(freshDir, { recursive: true, force: true });
     await rm(warmDir, { recursive: true, force: true });
   }
 
-  // 5. Tenancy: work conservation and fair share, each against raw Piscina.
-  await benchTenancy(options.quick, metric, progress);
+  // 3. Tenancy: work conservation and fair share, each against raw Piscina.
+  await benchTenancy(options.quick, emit, progress);
   return metrics;
 }

@@ -9,11 +9,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
-import { measure } from './measure.js';
+import { measure, median, ROUNDS } from './measure.js';
 import type { Metric } from './metrics.js';
 import spin from './spin-worker.js';
 
-type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string) => void;
+type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
 
 // The loop is the work: CPU time, not wall-clock waiting, so contention shows in latency.
 const SPIN_PLUGIN = `function spin(n) { let x = 0; for (let i = 0; i < n; i += 1) x = (x * 31 + i) | 0; return x; }
@@ -52,12 +52,6 @@ async function throughput(count: number, submit: (i: number) => Promise<unknown>
   return count / ((performance.now() - started) / 1000);
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
 /** Keeps `inFlight` hog calls running until stopped. */
 function flood(submit: () => Promise<unknown>, inFlight: number): () => Promise<void> {
   let stopped = false;
@@ -78,9 +72,10 @@ export async function benchTenancy(quick: boolean, emit: Emit, progress: (label:
   try {
     progress('one tenant on 2 threads vs 1 (CPU-bound), beside raw Piscina');
     // Rounds alternate the four set-ups, so load from outside hits them alike; medians of the ratios.
-    const count = quick ? 12 : 40;
-    const rounds = quick ? 3 : 7;
-    const work = iterations(20);
+    const count = quick ? 8 : 40;
+    const rounds = ROUNDS;
+    const workMs = quick ? 10 : 20;
+    const work = iterations(workMs);
     const worker = new URL('./spin-worker.js', import.meta.url).href;
     const sandboxes = [await openSandbox(dir, { threads: 1, processes: 1 }), await openSandbox(dir, { threads: 2, processes: 1 })] as const;
     const pools = [1, 2].map((threads) => new Piscina({ filename: worker, minThreads: threads, maxThreads: threads, concurrentTasksPerWorker: 1 }));
@@ -101,46 +96,54 @@ export async function benchTenancy(quick: boolean, emit: Emit, progress: (label:
         ours.push(two / one);
         raw.push(rawTwo / rawOne);
       }
-      emit('tenancy.one_tenant_2v1_threads', 'x', median(ours), 'bigger', false, `one tenant, ${count} CPU-bound calls of ~20 ms at once: calls/s on 2 threads / on 1 (median of ${rounds})`);
+      emit('tenancy.one_tenant_2v1_threads', 'x', median(ours), 'bigger', false, `one tenant, ${count} CPU-bound calls of ~${workMs} ms at once: calls/s on 2 threads / on 1 (median of ${rounds})`);
       emit('baseline.piscina_2v1_threads', 'x', median(raw), 'bigger', false, 'the same work on raw Piscina, 2 threads / 1');
-      emit('tenancy.one_tenant_2v1_vs_piscina_ratio', 'x', median(ours) / median(raw), 'bigger', true, 'how much of raw Piscina\'s parallel speedup one tenant gets (1.0 = all of it)');
+      const perRound = ours.map((value, index) => value / (raw[index] as number));
+      emit('tenancy.one_tenant_2v1_vs_piscina_ratio', 'x', median(perRound), 'bigger', true, `how much of raw Piscina's parallel speedup one tenant gets (1.0 = all of it; median of ${rounds} rounds)`, perRound);
     } finally {
       for (const sandbox of sandboxes) await sandbox.close();
       for (const pool of pools) await pool.destroy();
     }
 
     progress('light tenant beside a hog flooding the pool, beside raw Piscina FIFO');
-    const lightCalls = quick ? 30 : 200;
+    const lightCalls = quick ? 15 : 200;
     const light = iterations(2);
-    const hog = iterations(50);
+    const hogMs = quick ? 20 : 50;
+    const hog = iterations(hogMs);
     const crowdedSandbox = await openSandbox(dir, { threads: 2, processes: 1 });
-    let alone;
-    let crowded;
+    const alone: number[] = [];
+    const crowded: number[] = [];
     try {
       const { engine } = crowdedSandbox;
       let id = 0;
       const lightCall = (): Promise<unknown> => engine.run(spinCall(`l${(id += 1)}`, light), { tenant: 'light' });
-      alone = await measure(lightCalls, 10, lightCall);
-      const stop = flood(() => engine.run(spinCall(`h${(id += 1)}`, hog), { tenant: 'hog' }), 12);
-      try {
-        crowded = await measure(lightCalls, 10, lightCall);
-      } finally {
-        await stop();
+      // Rounds of alone-then-crowded; the ratio is the median of the per-round ratios.
+      for (let round = 0; round < ROUNDS; round += 1) {
+        alone.push((await measure(lightCalls, 5, lightCall)).p99Us);
+        const stop = flood(() => engine.run(spinCall(`h${(id += 1)}`, hog), { tenant: 'hog' }), 12);
+        try {
+          crowded.push((await measure(lightCalls, 5, lightCall)).p99Us);
+        } finally {
+          await stop();
+        }
       }
     } finally {
       await crowdedSandbox.close();
     }
-    emit('tenancy.light_p99_alone', 'µs', alone.p99Us, 'smaller', false, 'a light tenant\'s ~2 ms calls, one at a time, idle pool of 2 threads');
-    emit('tenancy.light_p99_beside_hog', 'µs', crowded.p99Us, 'smaller', false, 'the same, while a hog keeps 12 calls of ~50 ms in flight');
-    emit('tenancy.light_p99_beside_hog_ratio', 'x', crowded.p99Us / alone.p99Us, 'smaller', true, 'p99 beside the hog / p99 alone (goal: at most 2)');
+    emit('tenancy.light_p99_alone', 'µs', median(alone), 'smaller', false, `a light tenant's ~2 ms calls, one at a time, idle pool of 2 threads (median of ${ROUNDS} rounds)`);
+    emit('tenancy.light_p99_beside_hog', 'µs', median(crowded), 'smaller', false, `the same, while a hog keeps 12 calls of ~${hogMs} ms in flight`);
+    const perRound = crowded.map((value, index) => value / (alone[index] as number));
+    emit('tenancy.light_p99_beside_hog_ratio', 'x', median(perRound), 'smaller', true, `p99 beside the hog / p99 alone (median of ${ROUNDS} rounds; goal at most 2)`, perRound);
 
+    // Once, and few calls: behind a FIFO queue each light call waits for the hog's backlog.
+    const rawCalls = quick ? 5 : 50;
     const pool = new Piscina({ filename: new URL('./spin-worker.js', import.meta.url).href, minThreads: 2, maxThreads: 2, concurrentTasksPerWorker: 1 });
     try {
-      const rawAlone = await measure(lightCalls, 10, () => pool.run(light));
+      const rawAlone = await measure(rawCalls, 5, () => pool.run(light));
       const stop = flood(() => pool.run(hog), 12);
       let rawCrowded;
       try {
-        rawCrowded = await measure(lightCalls, 10, () => pool.run(light));
+        rawCrowded = await measure(rawCalls, 5, () => pool.run(light));
       } finally {
         await stop();
       }

@@ -5,6 +5,7 @@ import { ToolCallError, defineTool, snapshotJson, toolNameMatcher, type AnyTool,
 import type { SandboxHost } from '../host/sandbox-host.js';
 import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
 import type { Admission, Grant } from './admission.js';
+import { callsWorthClassifying } from './calls-worth-classifying.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
 export const DEFAULT_TENANT = 'default';
@@ -100,15 +101,19 @@ function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Ca
   };
 }
 
-/** Asks each plugin's classifiers, inside its isolate, about this turn's calls; admitted like calls, so they take their fair share of threads too. */
+/**
+ * Asks each plugin's classifiers, inside its isolate, about this turn's calls whose verdict
+ * can matter (never a lone call's), one task per plugin; admitted like calls, so they take
+ * their fair share of threads too.
+ */
 export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: SandboxHost, verdicts: Verdicts, admission: Admission): PreSchedule {
   const owners = new Map<string, LoadedPlugin>();
   for (const plugin of plugins) for (const tool of plugin.tools) if (tool.hasClassifier) owners.set(tool.name, plugin);
   return async (calls: readonly ParsedCall[], turn) => {
     const byPlugin = new Map<LoadedPlugin, ParsedCall[]>();
-    for (const call of calls) {
-      const owner = call.failure === undefined ? owners.get(call.name) : undefined;
-      if (owner !== undefined) byPlugin.set(owner, [...(byPlugin.get(owner) ?? []), call]);
+    for (const call of callsWorthClassifying(calls, (candidate) => owners.has(candidate.name))) {
+      const owner = owners.get(call.name) as LoadedPlugin;
+      byPlugin.set(owner, [...(byPlugin.get(owner) ?? []), call]);
     }
     await Promise.all([...byPlugin].map(async ([plugin, pluginCalls]) => {
       const tenant = turn.tenant ?? DEFAULT_TENANT;

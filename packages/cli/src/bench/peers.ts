@@ -1,0 +1,95 @@
+// What a user would pick instead of Airlock, measured in the same run on the same tool:
+// raw Piscina (no-op, and with a warm isolated-vm context per worker), a new isolated-vm
+// context in a warm isolate, a new isolate, and QuickJS (warm and fresh contexts).
+import ivm from '@airlock/sandbox/isolated-vm';
+import { Piscina } from 'piscina';
+import { getQuickJS } from 'quickjs-emscripten';
+import type { Subject } from './measure.js';
+import { SUM_ARGS_JSON, SUM_FUNCTION, SUM_MODULE } from './sum-tool.js';
+
+export interface Peers {
+  readonly piscinaNoop: () => Promise<unknown>;
+  readonly piscinaIvm: () => Promise<unknown>;
+  /** Ten calls submitted at once to the 2-thread Piscina + isolated-vm pool. */
+  readonly piscinaIvmBatch10: () => Promise<unknown>;
+  readonly ivmNewContext: () => unknown;
+  readonly ivmNewIsolate: () => unknown;
+  readonly quickjsWarm: () => unknown;
+  readonly quickjsFresh: () => unknown;
+  close(): Promise<void>;
+}
+
+const noImports = (): never => {
+  throw new Error('the sum module imports nothing');
+};
+
+export async function openPeers(): Promise<Peers> {
+  const threads = { minThreads: 2, maxThreads: 2, concurrentTasksPerWorker: 1 };
+  const noopPool = new Piscina({ filename: new URL('./noop-worker.js', import.meta.url).href, ...threads });
+  const ivmPool = new Piscina({ filename: new URL('./piscina-ivm-worker.js', import.meta.url).href, ...threads });
+  const isolate = new ivm.Isolate({ memoryLimit: 64 });
+  const quickjs = await getQuickJS();
+  const warm = quickjs.newContext();
+  const sum = warm.unwrapResult(warm.evalCode(SUM_FUNCTION));
+  const freshSource = `(${SUM_FUNCTION})(${JSON.stringify(SUM_ARGS_JSON)})`;
+
+  return {
+    piscinaNoop: () => noopPool.run(null),
+    piscinaIvm: () => ivmPool.run(SUM_ARGS_JSON),
+    piscinaIvmBatch10: () => Promise.all(Array.from({ length: 10 }, () => ivmPool.run(SUM_ARGS_JSON))),
+    ivmNewContext: () => {
+      // What a fresh realm costs at the least: context, module, evaluation, one call.
+      const context = isolate.createContextSync();
+      const module = isolate.compileModuleSync(SUM_MODULE);
+      module.instantiateSync(context, noImports);
+      module.evaluateSync();
+      const answer = context.evalClosureSync('return $0.default($1)', [module.namespace.derefInto(), SUM_ARGS_JSON]) as string;
+      module.release();
+      context.release();
+      return answer;
+    },
+    ivmNewIsolate: () => {
+      const cold = new ivm.Isolate({ memoryLimit: 64 });
+      const context = cold.createContextSync();
+      const module = cold.compileModuleSync(SUM_MODULE);
+      module.instantiateSync(context, noImports);
+      module.evaluateSync();
+      const answer = context.evalClosureSync('return $0.default($1)', [module.namespace.derefInto(), SUM_ARGS_JSON]) as string;
+      cold.dispose();
+      return answer;
+    },
+    quickjsWarm: () => {
+      const argument = warm.newString(SUM_ARGS_JSON);
+      const result = warm.unwrapResult(warm.callFunction(sum, warm.undefined, argument));
+      const answer = warm.getString(result);
+      result.dispose();
+      argument.dispose();
+      return answer;
+    },
+    quickjsFresh: () => {
+      const context = quickjs.newContext();
+      const result = context.unwrapResult(context.evalCode(freshSource));
+      const answer = context.getString(result);
+      result.dispose();
+      context.dispose();
+      return answer;
+    },
+    async close() {
+      sum.dispose();
+      warm.dispose();
+      isolate.dispose();
+      await Promise.all([noopPool.destroy(), ivmPool.destroy()]);
+    },
+  };
+}
+
+/** Peers as subjects, under their metric names. */
+export function peerSubjects(peers: Peers, count: (iterations: number) => number): Subject[] {
+  return [
+    { name: 'baseline.piscina_noop', iterations: count(500), warmup: count(50), body: peers.piscinaNoop },
+    { name: 'baseline.piscina_ivm_warm', iterations: count(500), warmup: count(50), body: peers.piscinaIvm },
+    { name: 'baseline.ivm_new_context', iterations: count(200), warmup: count(20), body: peers.ivmNewContext },
+    { name: 'peer.quickjs_warm', iterations: count(500), warmup: count(50), body: peers.quickjsWarm },
+    { name: 'peer.quickjs_fresh', iterations: count(200), warmup: count(20), body: peers.quickjsFresh },
+  ];
+}
