@@ -18,3 +18,6 @@ export type { LoadedPlugin } from './plugin/loaded-plugin.js';
 export type { PluginToolDescriptor } from './plugin/describe-plugin.js';
 export { hasSnapshotFlag } from './host/in-process-host.js';
 export type { Fault, SandboxOutcome, Usage } from './isolate/protocol.js';
+export type { KvOptions, StandardCapabilityOptions, WorkspaceOptions } from './capabilities/standard-capabilities.js';
+export type { KvNamespace, KvStore } from './capabilities/kv-store.js';
+export { SqliteKvStore } from './capabilities/sqlite-kv-store.js';

@@ -18,8 +18,9 @@ import { tenancySettings, type FairShareSettings, type QuarantineSettings } from
 import type { Fault } from './isolate/protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
+import { standardCapabilities, type StandardCapabilityOptions } from './capabilities/standard-capabilities.js';
 
-export interface SandboxOptions {
+export interface SandboxOptions extends StandardCapabilityOptions {
   /**
    * "process" (default): the isolate pool runs in a supervised child process, so an
    * isolate that takes its process down cannot take yours. "in-process": the pool runs
@@ -54,8 +55,10 @@ export interface SandboxOptions {
    */
   readonly faults?: (call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined;
   /**
-   * Host functions plugins may be granted by name (manifest `capabilities`); none by default.
-   * Each takes and returns JSON; a failure reaches the plugin as a generic error.
+   * Your own host functions plugins may be granted by name (manifest `capabilities`), next to
+   * the standard ones (`log` always; `workspace.*` and `kv.*` when options.workspace and
+   * options.kv configure them). Each takes and returns JSON; a failure reaches the plugin as
+   * a generic error. Yours may replace `log`, not a configured standard one.
    */
   readonly capabilities?: Readonly<Record<string, Capability>>;
 }
@@ -98,8 +101,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   }
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const tenancy = tenancySettings(options);
-  const offered = new Map<string, Capability>();
+  const loaded: LoadedPlugin[] = [];
+  // The standard capabilities the host configured (log always), then the embedder's own.
+  const standard = standardCapabilities(options, (name) => loaded.find((plugin) => plugin.name === name)?.manifest);
+  const offered = new Map<string, Capability>(Object.entries(standard.capabilities));
   for (const [name, capability] of Object.entries(options.capabilities ?? {})) {
+    if (offered.has(name) && name !== 'log') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} is also a standard capability this host configured (options.workspace or options.kv)`);
     if (!/^[a-z][a-zA-Z0-9_.]{0,63}$/.test(name)) throw new SandboxError('INVALID_OPTION', `options.capabilities: "${name}" is not a capability name (a letter, then letters, digits, "_" or ".")`);
     if (typeof capability !== 'function') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} must be a function`);
     offered.set(name, capability);
@@ -120,7 +127,6 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });
   const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: options.faults };
-  const loaded: LoadedPlugin[] = [];
   const verdicts: Verdicts = new WeakMap();
   // Both derived from the loaded plugins; rebuilt only when a load changes them.
   let toolCache: AnyTool[] | undefined;
@@ -178,6 +184,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     async close() {
       closed = true;
       await host.close();
+      await standard.close();
     },
   };
 }

@@ -52,6 +52,15 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
       })).max(100).optional(),
     }).optional(),
     capabilities: z.array(z.string().regex(/^[a-z][a-zA-Z0-9_.]{0,63}$/, 'must be a capability name')).max(32).optional(),
+    /** Quotas of the tenant's workspace folder while this plugin writes; the host's caps apply above them. */
+    workspace: z.strictObject({
+      maxBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(2 ** 40, `must be at most ${2 ** 40}`).optional(),
+      maxFiles: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').optional(),
+    }).optional(),
+    /** The cap on this plugin's kv keys and values per tenant, in UTF-8 bytes; the host's cap applies above it. */
+    kv: z.strictObject({
+      maxBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(2 ** 40, `must be at most ${2 ** 40}`).optional(),
+    }).optional(),
     /** "fresh" (default): a new realm per call. "warm": one realm per tenant, reused while healthy. */
     realm: z.enum(['fresh', 'warm'], { error: 'must be "fresh" or "warm"' }).optional(),
     /** Realm features absent unless granted: the isolate's heap limit does not see their memory. */
