@@ -21,3 +21,4 @@ export type { Fault, SandboxOutcome, Usage } from './isolate/protocol.js';
 export type { KvOptions, StandardCapabilityOptions, WorkspaceOptions } from './capabilities/standard-capabilities.js';
 export type { KvNamespace, KvStore } from './capabilities/kv-store.js';
 export { SqliteKvStore } from './capabilities/sqlite-kv-store.js';
+export { workspaceFolder } from './capabilities/workspace-path.js';

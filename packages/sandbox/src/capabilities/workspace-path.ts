@@ -3,6 +3,7 @@
 // the file system is touched: absolute paths, "..", backslashes, drive letters, invisible
 // characters, over-long names, and the names the workspace keeps for its own temp files.
 import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import { CapabilityRefusal, INVISIBLE } from './capability-argument.js';
 
 export const MAX_PATH_BYTES = 1024;
@@ -34,4 +35,9 @@ export function tenantFolderName(tenant: string): string {
   const encoded = encodeURIComponent(tenant).replace(/[.!~*'()%]/g, (char) => (char === '%' ? '%' : `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`));
   if (encoded.length > 0 && encoded.length <= 128) return encoded;
   return `tenant-${createHash('sha256').update(tenant).digest('hex')}`;
+}
+
+/** Where a tenant's workspace files are, under the host's workspace folder. */
+export function workspaceFolder(dir: string, tenant: string): string {
+  return join(resolve(dir), tenantFolderName(tenant));
 }
