@@ -28,7 +28,7 @@ async function open(options: SandboxOptions, manifest: Record<string, unknown> =
   await sandbox.loadPlugins([dir]);
   const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
   const run = async (tool: string, args: JsonValue, tenant = 'acme'): Promise<ToolResult> => (await engine.run([{ id: 'c1', name: tool, arguments: JSON.stringify(args) }], { tenant }))[0]!;
-  const cap = async (name: string, argument: JsonValue, tenant = 'acme') => (await run('cap', { name, argument }, tenant) as { value: { ok: boolean; value?: JsonValue; error?: string } }).value;
+  const cap = async (name: string, argument: JsonValue, tenant = 'acme') => (await run('cap', { name, argument }, tenant) as unknown as { value: { ok: boolean; value?: JsonValue; error?: string } }).value;
   return { sandbox, run, cap };
 }
 
@@ -72,9 +72,9 @@ describe('kv capability', () => {
     expect(await cap('kv.set', { key: 'a', value: 'x'.repeat(90) })).toMatchObject({ ok: true });
     const racing = await run('many', { requests: Array.from({ length: 10 }, (_, i) => ({ name: 'kv.set', argument: { key: `r${i}`, value: 'y' } })) }, 'globex');
     // Each entry is 2 (key) + 3 ("y" as JSON) bytes: all ten fit in 100; a larger set does not.
-    expect((racing as { value: { ok: boolean }[] }).value.every((answer) => answer.ok)).toBe(true);
+    expect((racing as unknown as { value: { ok: boolean }[] }).value.every((answer) => answer.ok)).toBe(true);
     const big = await run('many', { requests: Array.from({ length: 10 }, (_, i) => ({ name: 'kv.set', argument: { key: `s${i}`, value: 'z'.repeat(20) } })) }, 'initech');
-    expect((big as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(4);
+    expect((big as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(4);
   });
 
   it('refuses hostile keys and arguments with a generic error', async () => {

@@ -113,7 +113,7 @@ describe('workspace capability', () => {
     for (let round = 0; round < 30; round += 1) {
       const requests = Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? { name: 'workspace.read', argument: { path: 'd/secret.txt' } } : { name: 'workspace.write', argument: { path: `d/new-${round}-${i}.txt`, content: 'pwned' } }));
       const result = await run('many', { requests });
-      for (const answer of (result as { value: { ok: boolean; value?: { content?: string } }[] }).value) if (answer.ok && answer.value?.content !== undefined) seen.push(answer.value.content);
+      for (const answer of (result as unknown as { value: { ok: boolean; value?: { content?: string } }[] }).value) if (answer.ok && answer.value?.content !== undefined) seen.push(answer.value.content);
     }
     flipping = false;
     await flipper;
@@ -129,7 +129,7 @@ describe('workspace capability', () => {
     await cap('workspace.write', { path: 'big.txt', content: a });
     const requests = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? { name: 'workspace.write', argument: { path: 'big.txt', content: i % 2 === 0 ? b : a } } : { name: 'workspace.read', argument: { path: 'big.txt' } }));
     const result = await run('many', { requests, digest: true });
-    for (const answer of (result as { value: { ok: boolean; value: { content?: string } }[] }).value) {
+    for (const answer of (result as unknown as { value: { ok: boolean; value: { content?: string } }[] }).value) {
       expect(answer.ok).toBe(true);
       if (answer.value.content !== undefined) expect(['a:200000', 'b:200000']).toContain(answer.value.content);
     }
@@ -153,7 +153,7 @@ describe('workspace capability', () => {
     const { run, tenantDir } = await open({ workspace: { maxBytes: 1000 } });
     const requests = Array.from({ length: 16 }, (_, i) => ({ name: 'workspace.write', argument: { path: `f${i}.txt`, content: 'x'.repeat(300) } }));
     const result = await run('many', { requests });
-    expect((result as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(3);
+    expect((result as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(3);
     expect(await readdir(tenantDir)).toHaveLength(3);
   });
 
