@@ -106,7 +106,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const standard = standardCapabilities(options, (name) => loaded.find((plugin) => plugin.name === name)?.manifest);
   const offered = new Map<string, Capability>(Object.entries(standard.capabilities));
   for (const [name, capability] of Object.entries(options.capabilities ?? {})) {
-    if (offered.has(name) && name !== 'log') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} is also a standard capability this host configured (options.workspace or options.kv)`);
+    if (offered.has(name) && name !== 'log') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} is also a standard capability this host configured (options.network, .workspace or .kv)`);
     if (!/^[a-z][a-zA-Z0-9_.]{0,63}$/.test(name)) throw new SandboxError('INVALID_OPTION', `options.capabilities: "${name}" is not a capability name (a letter, then letters, digits, "_" or ".")`);
     if (typeof capability !== 'function') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} must be a function`);
     offered.set(name, capability);

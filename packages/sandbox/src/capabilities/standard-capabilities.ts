@@ -1,5 +1,5 @@
-// The standard capabilities a host offers when it configures them: workspace files, kv
-// state and logs. Each is a set of named functions like an embedder's own; the manifest
+// The standard capabilities a host offers when it configures them: fetch, workspace files,
+// kv state and logs. Each is a set of named functions like an embedder's own; the manifest
 // grants them by function or by group ("workspace" grants every "workspace.*").
 import { resolve } from 'node:path';
 import { SandboxError } from '../errors/sandbox-error.js';
@@ -8,6 +8,8 @@ import type { Capability } from '../plugin/plugin-tools.js';
 import { DEFAULT_KV_MAX_BYTES, kvCapabilities } from './kv.js';
 import type { KvStore } from './kv-store.js';
 import { logCapability } from './log.js';
+import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, type FetchSettings, type Resolver } from './fetch.js';
+import { parseOrigin } from './network-origins.js';
 import { SqliteKvStore } from './sqlite-kv-store.js';
 import { DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_FILES, workspaceCapabilities } from './workspace.js';
 
@@ -28,7 +30,21 @@ export interface KvOptions {
   readonly maxBytes?: number;
 }
 
+export interface NetworkOptions {
+  /** Origins any plugin may reach at most; a manifest's network.allow is narrowed to these. */
+  readonly allow: readonly string[];
+  /** Requests per call (default 10) and bytes per response (default and cap 512 KiB); manifests may ask for less. */
+  readonly maxRequestsPerCall?: number;
+  readonly maxResponseBytes?: number;
+  /** Resolves host names (default: the OS resolver); every address it gives is checked. */
+  readonly resolve?: Resolver;
+}
+
 export interface StandardCapabilityOptions {
+  /** Offers `fetch`, to the origins listed here and in the plugin's manifest. */
+  readonly network?: NetworkOptions;
+  /** Secret values the host adds to fetch requests where a manifest says (by name; a function answers per tenant). */
+  readonly secrets?: Readonly<Record<string, string | ((tenant: string) => string | undefined)>>;
   /** Offers `workspace.*`: a folder (string) or its settings. */
   readonly workspace?: string | WorkspaceOptions;
   /** Offers `kv.*`: a SQLite file (string), or a file or store and settings. */
@@ -75,6 +91,23 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
       closers.push(() => store.close?.());
     }
     Object.assign(capabilities, kvCapabilities(store, maxBytes, (plugin) => manifestOf(plugin)?.kv?.maxBytes));
+  }
+  if (options.network !== undefined) {
+    const allow = (options.network.allow ?? []).map((text, index) => {
+      const parsed = typeof text === 'string' ? parseOrigin(text) : undefined;
+      if (parsed === undefined) throw new SandboxError('INVALID_OPTION', `options.network.allow.${index} must be an origin like "https://api.example.com" or "https://*.example.com"`);
+      return parsed;
+    });
+    const settings: FetchSettings = {
+      allow,
+      maxRequestsPerCall: positive(options.network.maxRequestsPerCall, DEFAULT_MAX_REQUESTS_PER_CALL, 'options.network.maxRequestsPerCall'),
+      maxResponseBytes: Math.min(positive(options.network.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'options.network.maxResponseBytes'), MAX_RESPONSE_BYTES_CAP),
+      secrets: { ...options.secrets },
+      resolve: options.network.resolve ?? systemResolver,
+    };
+    capabilities.fetch = fetchCapability(settings, (plugin) => manifestOf(plugin));
+  } else if (options.secrets !== undefined) {
+    throw new SandboxError('INVALID_OPTION', 'options.secrets needs options.network: secrets go only into fetch requests');
   }
   return {
     capabilities,
