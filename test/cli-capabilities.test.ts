@@ -3,6 +3,8 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { airlock, oneLine } from './support/run-cli.js';
 
@@ -43,15 +45,39 @@ describe('--workspace and --kv', () => {
     [['--workspace', 'package.json'], '--workspace package.json: not a folder'],
     [['--kv', ''], '--kv must name a file'],
     [['--kv', 'examples'], '--kv examples: not a file'],
+    [['--allow-net', 'https://example.com/path'], '--allow-net must be an origin'],
+    [['--secret', 'T=plain'], '--secret T=plain: must be NAME=env:VARIABLE'],
+    [['--secret', 'T=env:AIRLOCK_UNSET_VARIABLE', '--allow-net', 'https://example.com'], '--secret T: environment variable AIRLOCK_UNSET_VARIABLE is not set'],
   ])('%j is exit 2 with one line', async (flags, message) => {
     const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', ...flags]);
     expect(code).toBe(2);
     expect(oneLine(stderr)).toContain(message);
   });
 
-  it('--help names both flags', async () => {
+  it('--allow-net offers fetch to that origin, and --secret adds a secret from the environment the plugin never sees', async () => {
+    const server = createServer((req, res) => res.end(JSON.stringify({ authorization: req.headers.authorization ?? null })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const plugin = join(base, 'fetcher');
+      await mkdir(plugin);
+      await writeFile(join(plugin, 'index.js'), "export default { tools: [{ name: 'get', description: 'g', parameters: { type: 'object', properties: { url: { type: 'string' } } }, execute: ({ url }, ctx) => ctx.capabilities.fetch({ url }) }] };");
+      await writeFile(join(plugin, 'airlock.plugin.json'), JSON.stringify({ name: 'fetcher', module: './index.js', capabilities: ['fetch'], network: { allow: [origin] }, secrets: { TOKEN: { origins: [origin], header: 'Authorization', format: 'Bearer {secret}' } } }));
+      const transcript = join(base, 'get.json');
+      await writeFile(transcript, JSON.stringify({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get', arguments: JSON.stringify({ url: `${origin}/` }) } }] }));
+      const { code, stdout } = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--secret', 'TOKEN=env:AIRLOCK_TEST_TOKEN', '--json'], { env: { AIRLOCK_TEST_TOKEN: 'tok-123456' } });
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout).results[0]).toMatchObject({ isError: false, value: { status: 200, body: '{"authorization":"Bearer [REDACTED]"}' } });
+      expect(stdout).not.toContain('tok-123456');
+      const refused = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', 'https://example.com', '--json']);
+      expect(JSON.parse(refused.stdout).results[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR' } });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('--help names the flags', async () => {
     const { stdout } = await airlock(['run', '--help']);
-    expect(stdout).toContain('--workspace <dir>');
-    expect(stdout).toContain('--kv <file>');
+    for (const flag of ['--workspace <dir>', '--kv <file>', '--allow-net <origin>', '--secret NAME=env:VAR']) expect(stdout).toContain(flag);
   });
 });
