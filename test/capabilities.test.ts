@@ -76,7 +76,7 @@ describe('granting', () => {
     try {
       const error = await sandbox.loadPlugins([dir]).catch((thrown: unknown) => thrown);
       expect(SandboxError.isInstance(error)).toBe(true);
-      expect((error as SandboxError).problems[0]).toMatch(/capabilities\.1 names "fs\.read", which this host does not offer \(it offers admin\.wipe, kv\.fail, kv\.get, kv\.set, kv\.slow\)/);
+      expect((error as SandboxError).problems[0]).toMatch(/capabilities\.1 names "fs\.read", which this host does not offer \(it offers admin\.wipe, kv\.fail, kv\.get, kv\.set, kv\.slow, log\)/);
     } finally {
       await sandbox.close();
       await rm(dir, { recursive: true, force: true });

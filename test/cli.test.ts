@@ -42,7 +42,7 @@ describe('airlock run', () => {
     const report = JSON.parse(stdout);
     const byId = Object.fromEntries(report.results.map((r: { callId: string }) => [r.callId, r]));
     expect(byId.call_hosts).toMatchObject({ name: 'write_file', isError: true, error: { code: 'PERMISSION_DENIED' } });
-    expect(byId.call_save).toMatchObject({ isError: false, value: { staged: 'write', path: 'notes/release-0.1.md' } });
+    expect(byId.call_save).toMatchObject({ isError: false, value: { written: true, path: 'notes/release-0.1.md' } });
     expect(byId.call_typo.error.code).toBe('INVALID_ARGS');
     expect(byId.call_fib.error.code).toBe('CPU_LIMIT');
   });
@@ -97,7 +97,7 @@ describe('airlock run', () => {
     const { code, stdout } = await airlock(['run', `${T}/openai-ask.json`, '--plugins', PLUGINS, '--json', ...flags]);
     expect(code).toBe(0);
     const [result] = JSON.parse(stdout).results;
-    if (expected === undefined) expect(result).toMatchObject({ isError: false, value: { staged: 'delete' } });
+    if (expected === undefined) expect(result).toMatchObject({ isError: false, value: { path: 'notes/old.md' } });
     else expect(result.error.code).toBe(expected);
   });
 

@@ -106,7 +106,7 @@ function behaviours(connect: (options?: { elicitation?: 'accept' | 'decline' }) 
       const result = (await client.callTool({ name: 'delete_file', arguments: { path: 'notes/old.md' } })) as CallToolResult;
       expect(result.isError).toBe(isError);
       if (isError) expect(text(result)).toContain('PERMISSION_DENIED');
-      else expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('"staged":"delete"') });
+      else expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('"path":"notes/old.md"') });
     } finally {
       await close();
     }

@@ -1,4 +1,6 @@
-// Stages changes instead of touching a disk: the host applies what a person approves.
+// Writes and deletes files in the tenant's workspace through the host's workspace capability:
+// the plugin names a path, the host keeps it inside the workspace folder. The operator's
+// rules in the manifest stop system paths at the gate before the plugin even runs.
 function summary(path, content) {
   const lines = content.split('\n');
   return { path, bytes: content.length, lines: lines.length, preview: lines.slice(0, 3).join('\n') };
@@ -8,31 +10,33 @@ export default {
   tools: [
     {
       name: 'write_file',
-      description: 'Stage a write of a text file in the workspace. Returns what would be written.',
+      description: 'Write a text file in the workspace (created or replaced). Returns what was written.',
       parameters: {
         type: 'object',
         properties: {
-          path: { type: 'string', description: 'File path, e.g. notes/todo.md' },
+          path: { type: 'string', description: 'File path relative to the workspace, e.g. notes/todo.md' },
           content: { type: 'string', description: 'The full new content.' },
         },
         required: ['path', 'content'],
         additionalProperties: false,
       },
-      execute({ path, content }) {
-        return { staged: 'write', ...summary(path, content) };
+      async execute({ path, content }, ctx) {
+        await ctx.capabilities['workspace.write']({ path, content });
+        return { written: true, ...summary(path, content) };
       },
     },
     {
       name: 'delete_file',
-      description: 'Stage the deletion of a file in the workspace.',
+      description: 'Delete a file from the workspace.',
       parameters: {
         type: 'object',
-        properties: { path: { type: 'string' } },
+        properties: { path: { type: 'string', description: 'File path relative to the workspace' } },
         required: ['path'],
         additionalProperties: false,
       },
-      execute({ path }) {
-        return { staged: 'delete', path };
+      async execute({ path }, ctx) {
+        const { deleted } = await ctx.capabilities['workspace.delete']({ path });
+        return { deleted, path };
       },
     },
   ],

@@ -16,3 +16,8 @@ export type { Capability, CapabilityContext } from './plugin/plugin-tools.js';
 export type { PluginToolDescriptor } from './plugin/describe-plugin.js';
 export type { PluginInfo } from './plugin/loaded-plugin.js';
 export { hasSnapshotFlag } from './host/in-process-host.js';
+export type { KvOptions, NetworkOptions, StandardCapabilityOptions, WorkspaceOptions } from './capabilities/standard-capabilities.js';
+export type { KvNamespace, KvStore } from './capabilities/kv-store.js';
+export { SqliteKvStore } from './capabilities/sqlite-kv-store.js';
+export { workspaceFolder } from './capabilities/workspace-path.js';
+export type { Resolver } from './capabilities/fetch.js';

@@ -19,8 +19,9 @@ import type { Fault } from './isolate/protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
 import { checkSandboxOptions } from './options/check-sandbox-options.js';
+import { standardCapabilities, type StandardCapabilityOptions } from './capabilities/standard-capabilities.js';
 
-export interface SandboxOptions {
+export interface SandboxOptions extends StandardCapabilityOptions {
   /**
    * "process" (default): the isolate pool runs in a supervised child process, so an
    * isolate that takes its process down cannot take yours. "in-process": the pool runs
@@ -50,8 +51,10 @@ export interface SandboxOptions {
   /** When a tenant+plugin that keeps crashing its sandbox process is refused, and for how long (process mode). */
   readonly quarantine?: QuarantineSettings;
   /**
-   * Host functions plugins may be granted by name (manifest `capabilities`); none by default.
-   * Each takes and returns JSON; a failure reaches the plugin as a generic error.
+   * Your own host functions plugins may be granted by name (manifest `capabilities`), next to
+   * the standard ones (`log` always; `workspace.*` and `kv.*` when options.workspace and
+   * options.kv configure them). Each takes and returns JSON; a failure reaches the plugin as
+   * a generic error. Yours may replace `log`, not a configured standard one.
    */
   readonly capabilities?: Readonly<Record<string, Capability>>;
 }
@@ -105,7 +108,14 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const tenancy = tenancySettings(options);
-  const offered = new Map<string, Capability>(Object.entries(options.capabilities ?? {}));
+  const loaded: LoadedPlugin[] = [];
+  // The standard capabilities the host configured (log always), then the embedder's own (names and functions checked above).
+  const standard = standardCapabilities(options, (name) => loaded.find((plugin) => plugin.name === name)?.manifest);
+  const offered = new Map<string, Capability>(Object.entries(standard.capabilities));
+  for (const [name, capability] of Object.entries(options.capabilities ?? {})) {
+    if (offered.has(name) && name !== 'log') throw new SandboxError('INVALID_OPTION', `options.capabilities.${name} is also a standard capability this host configured (options.network, .workspace or .kv)`);
+    offered.set(name, capability);
+  }
   const inProcess = options.mode === 'in-process';
   // The pool holds the reserve threads too; admission decides who may use them.
   const pool = { threads: threads + tenancy.reserveThreads };
@@ -122,7 +132,6 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
     placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });
   const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: testing.faults };
-  const loaded: LoadedPlugin[] = [];
   const verdicts: Verdicts = new WeakMap();
   // Both derived from the loaded plugins; rebuilt only when a load changes them.
   let toolCache: AnyTool[] | undefined;
@@ -179,6 +188,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
     async close() {
       closed = true;
       await host.close();
+      await standard.close();
     },
   };
   sandboxHosts.set(sandbox, host);

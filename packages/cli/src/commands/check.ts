@@ -2,6 +2,7 @@
 import { createSandbox, crossPluginProblems, SandboxError } from '@airlock/sandbox';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
+import { asFlagMessage, HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { stylist, useColor } from '../support/style.js';
@@ -17,6 +18,7 @@ permission rules whose tool pattern matches no tool of their plugin.
 Options:
   --json              print a machine-readable report
   --capabilities <m>  the host-capabilities module, so plugins granted some can be checked
+${HOST_CAPABILITY_HELP}
   -h, --help          show this help
 
 Exit codes: 0 every plugin is valid, 1 a plugin has problems, 2 bad usage (e.g. no such folder).
@@ -25,7 +27,7 @@ Example:
   airlock check ./examples/plugins/text`;
 
 export async function checkCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = withUsage('check', () => parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, capabilities: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+  const { values, positionals } = withUsage('check', () => parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, capabilities: { type: 'string' }, ...HOST_CAPABILITY_FLAGS, help: { type: 'boolean', short: 'h' } } }));
   if (values.help === true) {
     process.stdout.write(`${CHECK_HELP}\n`);
     return 0;
@@ -34,9 +36,9 @@ export async function checkCommand(argv: string[]): Promise<number> {
   const capabilities = await loadCapabilities(values.capabilities);
   let sandbox;
   try {
-    sandbox = createSandbox(capabilities === undefined ? {} : { capabilities });
+    sandbox = createSandbox({ ...standardOptions(values), ...(capabilities === undefined ? {} : { capabilities }) });
   } catch (error) {
-    if (SandboxError.isInstance(error)) throw new UsageError(`--capabilities: ${error.message}`);
+    if (SandboxError.isInstance(error)) throw new UsageError(asFlagMessage(error.message));
     throw error;
   }
   let reports;

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { approverFor } from '../support/approvers.js';
 import { examplesDir } from '../support/examples.js';
 import { INTERRUPTED_EXIT, onInterrupt } from '../support/interrupt.js';
+import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
+import { DEFAULT_TENANT, workspaceFolder, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { openEngine } from '../support/open-engine.js';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
@@ -35,6 +37,7 @@ Options:
   --tenant <id>       run as this tenant (its own isolates; default "default")
   --capabilities <m>  an ES module whose default export names host functions plugins may be
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
+${HOST_CAPABILITY_HELP}
   -h, --help          show this help
 
 Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input,
@@ -66,6 +69,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     'approve-all': { type: 'boolean' },
     tenant: { type: 'string' },
     capabilities: { type: 'string' },
+    ...HOST_CAPABILITY_FLAGS,
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -116,6 +120,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
   };
   const capabilities = await loadCapabilities(values.capabilities);
+  const standard = standardOptions(values);
   const names = new Map(calls.map((call) => [call.id, call.name]));
   const finished: ToolResult[] = [];
   const observers: PipelineObservers = {
@@ -124,7 +129,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       onStage: ({ callId, stage }) => (stage === 'result' ? progress.finished(callId) : progress.started(callId, names.get(callId) ?? '?')),
     }),
   };
-  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers });
+  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard });
   const interrupt = onInterrupt();
   let results: ToolResult[];
   let gaveUp = false;
@@ -142,6 +147,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const exitCode = interrupt.signal.aborted ? INTERRUPTED_EXIT : 0;
   printResults(values, format, calls, results, opened.engine);
+  writeWorkspaceNote(opened.sandbox, results, standard, values.tenant);
   finish(exitCode, calls.length, results);
   if (gaveUp) {
     // The sandbox did not give the cancelled calls back in time: what finished is printed,
@@ -194,6 +200,15 @@ function writePluginLogs(results: readonly ToolResult[]): void {
     const dropped = result.metadata?.logsDropped;
     if (typeof dropped === 'number') process.stderr.write(`${visible(`${result.name} (${result.callId}): ${dropped} more log lines dropped`)}\n`);
   }
+}
+
+/** Where a successful call of a plugin that may write the workspace put its files. */
+function writeWorkspaceNote(sandbox: Sandbox, results: readonly ToolResult[], standard: StandardCapabilityOptions, tenant: string | undefined): void {
+  if (typeof standard.workspace !== 'string') return;
+  const grantsWorkspace = (names: readonly string[] | undefined): boolean => (names ?? []).some((name) => name === 'workspace' || name.startsWith('workspace.'));
+  const writers = new Set(sandbox.plugins().filter((plugin) => grantsWorkspace(plugin.manifest.capabilities)).flatMap((plugin) => plugin.tools.map((tool) => tool.name)));
+  if (!results.some((result) => !result.isError && writers.has(result.name))) return;
+  process.stderr.write(`${visible(`airlock: workspace files are in ${workspaceFolder(standard.workspace, tenant ?? DEFAULT_TENANT)}`)}\n`);
 }
 
 /** After Ctrl-C: say on stderr what the printed results cover, and exit 130. */

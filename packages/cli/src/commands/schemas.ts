@@ -1,5 +1,6 @@
 // airlock schemas: the model-facing tool list, in one provider's format.
 import { PROVIDER_IDS, type ProviderId } from '@airlock/core';
+import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { openEngine } from '../support/open-engine.js';
 import { parseArgs } from 'node:util';
@@ -16,20 +17,21 @@ Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
   --format <provider> ${PROVIDER_IDS.join(' | ')} (default: openai)
   --capabilities <m>  the host-capabilities module, for plugins that are granted some
+${HOST_CAPABILITY_HELP}
   -h, --help          show this help
 
 Example:
   airlock schemas --plugins ./examples/plugins --format anthropic`;
 
 export async function schemasCommand(argv: string[]): Promise<number> {
-  const { values } = withUsage('schemas', () => parseArgs({ args: argv, allowPositionals: false, strict: true, options: { plugins: { type: 'string', multiple: true }, format: { type: 'string' }, capabilities: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }));
+  const { values } = withUsage('schemas', () => parseArgs({ args: argv, allowPositionals: false, strict: true, options: { plugins: { type: 'string', multiple: true }, format: { type: 'string' }, capabilities: { type: 'string' }, ...HOST_CAPABILITY_FLAGS, help: { type: 'boolean', short: 'h' } } }));
   if (values.help === true) {
     process.stdout.write(`${SCHEMAS_HELP}\n`);
     return 0;
   }
   const format = (values.format ?? 'openai') as ProviderId;
   if (!PROVIDER_IDS.includes(format)) throw new UsageError(`--format must be one of ${PROVIDER_IDS.join(', ')}`);
-  const opened = await openEngine(values.plugins ?? [], { capabilities: await loadCapabilities(values.capabilities) });
+  const opened = await openEngine(values.plugins ?? [], { capabilities: await loadCapabilities(values.capabilities), standard: standardOptions(values) });
   try {
     const tools = opened.engine.tools(format);
     process.stdout.write(`${jsonText(tools)}\n`);

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { mcpServerEntry } from '../support/bin-path.js';
+import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { openSandbox } from '../support/open-engine.js';
@@ -43,6 +44,7 @@ Options:
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
   --capabilities <m>  an ES module whose default export names host functions plugins may be granted
+${HOST_CAPABILITY_HELP}
   -h, --help          show this help
 
 "ask" goes to the client as an elicitation when it supports one; otherwise the call
@@ -67,6 +69,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     approve: { type: 'string', multiple: true },
     'approve-all': { type: 'boolean' },
     capabilities: { type: 'string' },
+    ...HOST_CAPABILITY_FLAGS,
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -91,7 +94,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
   if ((values.plugins ?? []).length === 0) throw new UsageError('--plugins <dir> is required (see "airlock serve --help")');
 
-  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities));
+  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values));
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const registry = new ToolRegistry(sandbox.tools());
   const session = (tenant: string): McpSessionOptions => ({

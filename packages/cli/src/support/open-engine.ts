@@ -1,7 +1,8 @@
 // Glue: a sandbox with the given plugins, and an engine whose policy is the plugins'
 // manifests. Plugin faults become one-line usage errors naming the manifest path.
 import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
-import { createSandbox, SandboxError, type Capability, type Sandbox } from '@airlock/sandbox';
+import { createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
+import { asFlagMessage } from './host-capabilities.js';
 import { UsageError } from './usage-error.js';
 
 export interface OpenEngine {
@@ -10,13 +11,13 @@ export interface OpenEngine {
   close(): Promise<void>;
 }
 
-export async function openSandbox(pluginPaths: readonly string[], capabilities: Record<string, Capability> | undefined): Promise<Sandbox> {
+export async function openSandbox(pluginPaths: readonly string[], capabilities: Record<string, Capability> | undefined, standard: StandardCapabilityOptions = {}): Promise<Sandbox> {
   if (pluginPaths.length === 0) throw new UsageError('--plugins <dir> is required (a plugin folder or a folder of plugin folders)');
   let sandbox: Sandbox;
   try {
-    sandbox = createSandbox(capabilities === undefined ? {} : { capabilities });
+    sandbox = createSandbox({ ...standard, ...(capabilities === undefined ? {} : { capabilities }) });
   } catch (error) {
-    if (SandboxError.isInstance(error)) throw new UsageError(`--capabilities: ${error.message}`);
+    if (SandboxError.isInstance(error)) throw new UsageError(asFlagMessage(error.message));
     throw error;
   }
   try {
@@ -32,8 +33,8 @@ export async function openSandbox(pluginPaths: readonly string[], capabilities: 
   return sandbox;
 }
 
-export async function openEngine(pluginPaths: readonly string[], options: { approver?: Approver; observers?: PipelineObservers; capabilities?: Record<string, Capability> | undefined } = {}): Promise<OpenEngine> {
-  const sandbox = await openSandbox(pluginPaths, options.capabilities);
+export async function openEngine(pluginPaths: readonly string[], options: { approver?: Approver; observers?: PipelineObservers; capabilities?: Record<string, Capability> | undefined; standard?: StandardCapabilityOptions } = {}): Promise<OpenEngine> {
+  const sandbox = await openSandbox(pluginPaths, options.capabilities, options.standard);
   const engine = createEngine({
     tools: sandbox.tools(),
     // Tools come only from plugins, whose manifests speak for them; anything else is denied.

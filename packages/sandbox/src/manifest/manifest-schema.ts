@@ -3,6 +3,8 @@
 import { posix } from 'node:path';
 import { didYouMean } from '@airlock/core';
 import { z } from 'zod';
+import { MAX_RESPONSE_BYTES_CAP } from '../capabilities/fetch.js';
+import { parseOrigin } from '../capabilities/network-origins.js';
 import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from './host-limits.js';
 
 const decision = z.enum(['allow', 'deny', 'ask'], { error: 'must be "allow", "deny" or "ask"' });
@@ -18,6 +20,9 @@ const root = z.string().refine(
 );
 /** `"/etc/**"`, a list, or `{ "matches": ..., "root": "/srv/workspace" }` to resolve relative paths against a root. */
 const condition = z.union([globs, z.strictObject({ matches: globs, root: root.optional() })], { error: 'must be a glob, a list of globs, or { "matches": globs, "root": "/absolute/folder" }' });
+
+/** An origin for the fetch capability's allowlist: scheme, host and optional port, or a "*." subdomain wildcard. */
+const origin = z.string().refine((text) => parseOrigin(text) !== undefined, 'must be an origin like "https://api.example.com", "http://127.0.0.1:8080" or "https://*.example.com"');
 
 function limit(caps: PluginLimits, key: keyof PluginLimits, min: number) {
   return z
@@ -52,6 +57,30 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
       })).max(100).optional(),
     }).optional(),
     capabilities: z.array(z.string().regex(/^[a-z][a-zA-Z0-9_.]{0,63}$/, 'must be a capability name')).max(32).optional(),
+    /** Quotas of the tenant's workspace folder while this plugin writes; the host's caps apply above them. */
+    workspace: z.strictObject({
+      maxBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(2 ** 40, `must be at most ${2 ** 40}`).optional(),
+      maxFiles: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').optional(),
+    }).optional(),
+    /** The cap on this plugin's kv keys and values per tenant, in UTF-8 bytes; the host's cap applies above it. */
+    kv: z.strictObject({
+      maxBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(2 ** 40, `must be at most ${2 ** 40}`).optional(),
+    }).optional(),
+    /** Origins the fetch capability may reach (the host's allowlist narrows them), and per-call caps. */
+    network: z.strictObject({
+      allow: z.array(origin).max(100).optional(),
+      maxRequestsPerCall: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1000, 'must be at most 1000').optional(),
+      maxResponseBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_RESPONSE_BYTES_CAP, `must be at most ${MAX_RESPONSE_BYTES_CAP}`).optional(),
+    }).optional(),
+    /** Secrets the host adds to fetch requests to their origins: the plugin names them, never reads them. */
+    secrets: z.record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a secret name (letters, digits, "_")'),
+      z.strictObject({
+        origins: z.array(origin).min(1, 'must list at least one origin').max(20),
+        header: z.string().regex(/^[!#$%&'*+.^`|~\w-]{1,64}$/, 'must be an HTTP header name'),
+        format: z.string().max(200).refine((text) => text.includes('{secret}') && !/[\r\n\0]/.test(text), 'must contain "{secret}" and no line breaks, e.g. "Bearer {secret}"'),
+      }),
+    ).optional(),
     /** "fresh" (default): a new realm per call. "warm": one realm per tenant, reused while healthy. */
     realm: z.enum(['fresh', 'warm'], { error: 'must be "fresh" or "warm"' }).optional(),
     /** Realm features absent unless granted: the isolate's heap limit does not see their memory. */

@@ -35,6 +35,11 @@ const optionsSchema = z.strictObject({
   fairShare: z.unknown().optional(),
   quarantine: z.unknown().optional(),
   maxConcurrentPerTenant: z.unknown().optional(),
+  // The standard capabilities' settings, checked by path where they are configured (capabilities/standard-capabilities.ts).
+  network: z.unknown().optional(),
+  secrets: z.unknown().optional(),
+  workspace: z.unknown().optional(),
+  kv: z.unknown().optional(),
   capabilities: z.record(z.string(), fn, { error: 'must be an object of functions' }).optional(),
 }, { error: 'must be an object' });
 

@@ -7,6 +7,7 @@ import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
 import type { Admission, Grant } from './admission.js';
 import { callsWorthClassifying } from './calls-worth-classifying.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
+import { attachCallLog, mergeCallLogs } from '../capabilities/log.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -65,7 +66,10 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         }
         // Only calls of a plugin granted capabilities need a scope that ends with the call.
         const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
-        const capabilities = scope === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) });
+        const context: CapabilityContext | undefined = scope === undefined ? undefined : { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) };
+        const callLog = context === undefined ? undefined : attachCallLog(context);
+        const counts: CapabilityCounts = { requests: 0, bytesIn: 0, bytesOut: 0 };
+        const capabilities = context === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, context, counts);
         let outcome;
         try {
           outcome = await host.run(
@@ -78,10 +82,13 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
           scope?.abort();
           grant.release();
         }
+        // The plugin's console and its log capability: one per-call log, for the operator (never for the model).
+        const logs = mergeCallLogs(outcome.logs, callLog);
         exec.setMetadata({
           cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name,
-          // The plugin's console, for the operator (never for the model): the --json report and stderr show it.
-          ...(outcome.logs === undefined ? {} : { logs: outcome.logs.lines.map((line) => ({ level: line.level, message: line.message })), ...(outcome.logs.dropped > 0 ? { logsDropped: outcome.logs.dropped } : {}) }),
+          ...(counts.requests === 0 ? {} : { capabilityRequests: counts.requests, capabilityBytesIn: counts.bytesIn, capabilityBytesOut: counts.bytesOut }),
+          // The --json report and stderr show it.
+          ...(logs === undefined ? {} : { logs: logs.lines.map((line) => ({ level: line.level, message: line.message })), ...(logs.dropped > 0 ? { logsDropped: logs.dropped } : {}) }),
         });
         if (!outcome.ok) throw new ToolCallError(outcome.code, `${descriptor.name}: ${outcome.message}`);
         return JSON.parse(outcome.json) as JsonValue;
@@ -90,14 +97,25 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
   );
 }
 
-/** Answers one call's capability requests from the embedder's functions: granted names only, JSON only. */
-function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Capability>, context: CapabilityContext): CapabilityHandler {
+/** One call's capability traffic, for its metadata: requests answered or refused, JSON bytes each way. */
+interface CapabilityCounts {
+  requests: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+/** Answers one call's capability requests from the host's functions: granted names only, JSON only. */
+function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Capability>, context: CapabilityContext, counts: CapabilityCounts): CapabilityHandler {
   const granted = new Set(plugin.spec.capabilities);
   return async (name, json) => {
+    counts.requests += 1;
+    counts.bytesIn += Buffer.byteLength(json, 'utf8');
     const capability = granted.has(name) ? offered.get(name) : undefined;
     if (capability === undefined) throw new Error(`capability ${name} is not granted`);
     const answer = await capability(JSON.parse(json) as JsonValue, context);
-    return JSON.stringify(snapshotJson(answer === undefined ? null : answer, { label: `capability ${name}'s answer` }));
+    const text = JSON.stringify(snapshotJson(answer === undefined ? null : answer, { label: `capability ${name}'s answer` }));
+    counts.bytesOut += Buffer.byteLength(text, 'utf8');
+    return text;
   };
 }
 

@@ -6,6 +6,7 @@ import { join, relative, sep } from 'node:path';
 import { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
 import { describeIssue, manifestSchema, type PluginManifest } from '../manifest/manifest-schema.js';
 import type { PluginSpec } from '../isolate/protocol.js';
+import { expandGrants } from '../capabilities/standard-capabilities.js';
 
 export const MANIFEST_FILE = 'airlock.plugin.json';
 const MAX_MODULE_BYTES = 8 * 1024 * 1024;
@@ -47,14 +48,13 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     return done();
   }
   const manifest = parsed.data;
-  // Capabilities are host functions granted by name: a plugin that needs one this host
-  // does not offer must not load as if it had it.
-  (manifest.capabilities ?? []).forEach((name, index) => {
-    if (!offered.has(name)) {
-      const list = offered.size === 0 ? 'it offers none' : `it offers ${[...offered].sort().join(', ')}`;
-      problems.push(`${manifestPath}: capabilities.${index} names "${name}", which this host does not offer (${list})`);
-    }
-  });
+  // Capabilities are host functions granted by name (a group, like "workspace", grants its
+  // functions): a plugin that needs one this host does not offer must not load as if it had it.
+  const grants = expandGrants(manifest.capabilities ?? [], offered);
+  for (const index of grants.missing) {
+    const list = offered.size === 0 ? 'it offers none' : `it offers ${[...offered].sort().join(', ')}`;
+    problems.push(`${manifestPath}: capabilities.${index} names "${(manifest.capabilities ?? [])[index] ?? ''}", which this host does not offer (${list})`);
+  }
   if (problems.length > 0) return done(manifest);
 
   const source = await readModule(dir, manifest.module, problems);
@@ -74,7 +74,7 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     limits,
     realm: manifest.realm ?? 'fresh',
     grants: { webAssembly: manifest.grants?.webAssembly === true, sharedArrayBuffer: manifest.grants?.sharedArrayBuffer === true },
-    capabilities: [...new Set(manifest.capabilities ?? [])],
+    capabilities: grants.granted,
   };
   return done(manifest, spec);
 }

@@ -1,0 +1,78 @@
+// --workspace, --kv, --allow-net and --secret: the standard capabilities every command offers
+// plugins. The workspace is always offered (by default a folder under the OS temp dir, so the
+// demo's write_file writes somewhere real and harmless); kv only with a file, since it
+// persists state; fetch only to the origins --allow-net names.
+import type { StandardCapabilityOptions } from '@airlock/sandbox';
+import { statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { UsageError } from './usage-error.js';
+
+export const DEFAULT_WORKSPACE_DIR = join(tmpdir(), 'airlock-workspace');
+
+export const HOST_CAPABILITY_FLAGS = {
+  workspace: { type: 'string' },
+  kv: { type: 'string' },
+  'allow-net': { type: 'string', multiple: true },
+  secret: { type: 'string', multiple: true },
+} as const;
+
+export const HOST_CAPABILITY_HELP = `  --workspace <dir>   the workspace plugins may be granted (workspace.*): one subfolder per
+                      tenant (default: ${DEFAULT_WORKSPACE_DIR})
+  --kv <file>         the SQLite file of the kv capability (kv.*), created when missing;
+                      without it, kv is not offered
+  --allow-net <origin> offer fetch, to this origin at most (repeatable; e.g. https://api.example.com,
+                      https://*.example.com); a manifest's network.allow is narrowed to these
+  --secret NAME=env:VAR
+                      the value of a secret a manifest names, read from an environment variable
+                      (repeatable); the host adds it to requests, the plugin never sees it`;
+
+export function standardOptions(values: { workspace?: string | undefined; kv?: string | undefined; 'allow-net'?: string[] | undefined; secret?: string[] | undefined }): StandardCapabilityOptions {
+  const workspace = resolve(folderFlag('--workspace', values.workspace) ?? DEFAULT_WORKSPACE_DIR);
+  const kv = folderFlag('--kv', values.kv);
+  const allow = values['allow-net'] ?? [];
+  const secrets = secretValues(values.secret ?? []);
+  if (secrets !== undefined && allow.length === 0) throw new UsageError('--secret needs --allow-net: secrets go only into fetch requests');
+  return {
+    workspace,
+    ...(kv === undefined ? {} : { kv: resolve(kv) }),
+    ...(allow.length === 0 ? {} : { network: { allow } }),
+    ...(secrets === undefined ? {} : { secrets }),
+  };
+}
+
+/** NAME=env:VAR, read now: a missing variable is a usage error, never an empty secret sent later. */
+function secretValues(flags: readonly string[]): Record<string, string> | undefined {
+  if (flags.length === 0) return undefined;
+  const secrets: Record<string, string> = {};
+  for (const flag of flags) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]{0,63})=env:([A-Za-z_][A-Za-z0-9_]*)$/.exec(flag);
+    if (match === null) throw new UsageError(`--secret ${flag}: must be NAME=env:VARIABLE (the value is read from the environment, never from the command line)`);
+    const [, name, variable] = match as unknown as [string, string, string];
+    const value = process.env[variable];
+    if (value === undefined || value.length === 0) throw new UsageError(`--secret ${name}: environment variable ${variable} is not set`);
+    secrets[name] = value;
+  }
+  return secrets;
+}
+
+/** An empty value or one naming the wrong kind of thing is a usage error now, not a failing call later. */
+function folderFlag(flag: '--workspace' | '--kv', value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.length === 0) throw new UsageError(`${flag} must name a ${flag === '--kv' ? 'file' : 'folder'}`);
+  let kind: 'file' | 'folder' | 'other' | undefined;
+  try {
+    const info = statSync(value);
+    kind = info.isDirectory() ? 'folder' : info.isFile() ? 'file' : 'other';
+  } catch {
+    kind = undefined; // created when first used
+  }
+  if (flag === '--workspace' && kind !== undefined && kind !== 'folder') throw new UsageError(`--workspace ${value}: not a folder`);
+  if (flag === '--kv' && kind !== undefined && kind !== 'file') throw new UsageError(`--kv ${value}: not a file`);
+  return value;
+}
+
+/** "options.kv: ..." from the sandbox, as the flag the operator typed. */
+export function asFlagMessage(message: string): string {
+  return message.replace(/^options\.network\.allow\.\d+/, '--allow-net').replace(/^options\.(workspace|kv)\b[.\w]*/, '--$1').replace(/^options\.capabilities/, '--capabilities: options.capabilities');
+}

@@ -1,0 +1,179 @@
+// The fetch capability: HTTP(S) to the origins the manifest allows and the host also allows.
+// Each hop (the request and every redirect, at most 5) is checked afresh: its origin
+// against both allowlists, every address its host resolves to against the internal ranges
+// (unless the allowlist names that exact host), and the connection is made to the address
+// that was checked (undici's connector is handed it, so DNS is not asked twice). Requests
+// and response bytes are capped per call; the call's end aborts the request. Secrets are
+// added by the host to their origins only and redacted from whatever comes back.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP, type LookupFunction } from 'node:net';
+import { Agent, request } from 'undici';
+import type { JsonObject, JsonValue } from '@airlock/core';
+import type { Capability, CapabilityContext } from '../plugin/plugin-tools.js';
+import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
+import { isInternalAddress } from './address-check.js';
+import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';
+
+export const DEFAULT_MAX_REQUESTS_PER_CALL = 10;
+export const DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024;
+/** The capability channel carries 1 MiB of JSON; escapes can double a body. */
+export const MAX_RESPONSE_BYTES_CAP = 512 * 1024;
+const MAX_REDIRECTS = 5;
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** Headers only the host sets: framing, routing and connection management. */
+const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+
+/** Resolves a host name to its addresses; the default asks the OS (tests pass their own). */
+export type Resolver = (hostname: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
+
+export interface FetchManifest {
+  readonly network?: { readonly allow?: readonly string[] | undefined; readonly maxRequestsPerCall?: number | undefined; readonly maxResponseBytes?: number | undefined } | undefined;
+  readonly secrets?: Readonly<Record<string, { readonly origins: readonly string[]; readonly header: string; readonly format: string }>> | undefined;
+}
+
+export interface FetchSettings {
+  /** The host's allowlist: a request must match it and the manifest's. */
+  readonly allow: readonly OriginPattern[];
+  readonly maxRequestsPerCall: number;
+  readonly maxResponseBytes: number;
+  /** Secret values by name: a string, or per tenant. */
+  readonly secrets: Readonly<Record<string, string | ((tenant: string) => string | undefined)>>;
+  readonly resolve: Resolver;
+}
+
+export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+const requestCounts = new WeakMap<CapabilityContext, number>();
+
+export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: string) => FetchManifest | undefined): Capability {
+  return async (argument, context) => {
+    const manifest = manifestOf(context.plugin);
+    const allow = (manifest?.network?.allow ?? []).flatMap((text) => parseOrigin(text) ?? []);
+    const maxRequests = Math.min(manifest?.network?.maxRequestsPerCall ?? settings.maxRequestsPerCall, settings.maxRequestsPerCall);
+    const maxBytes = Math.min(manifest?.network?.maxResponseBytes ?? settings.maxResponseBytes, settings.maxResponseBytes);
+    const secrets = secretsFor(manifest, settings, context.tenant);
+    const object = argumentObject(argument, 'fetch');
+    let url = parseUrl(stringField(object, 'url', 'fetch'));
+    let method = (optionalStringField(object, 'method', 'fetch') ?? 'GET').toUpperCase();
+    if (!METHODS.has(method)) throw new CapabilityRefusal('fetch: unsupported method');
+    const headers = plainHeaders(object.headers);
+    let body = optionalStringField(object, 'body', 'fetch');
+    for (let hop = 0; ; hop += 1) {
+      const count = (requestCounts.get(context) ?? 0) + 1;
+      requestCounts.set(context, count);
+      if (count > maxRequests) throw new CapabilityRefusal('fetch: too many requests in this call');
+      const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url) }, body, allow, settings, maxBytes, context.signal);
+      const location = response.location;
+      if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets);
+      if (hop >= MAX_REDIRECTS) throw new CapabilityRefusal('fetch: too many redirects');
+      url = parseUrl(new URL(location, url).href);
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+    }
+  };
+}
+
+interface HopResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly location: string | undefined;
+}
+
+async function oneHop(url: URL, method: string, headers: Record<string, string>, body: string | undefined, allow: readonly OriginPattern[], settings: FetchSettings, maxBytes: number, signal: AbortSignal): Promise<HopResponse> {
+  signal.throwIfAborted();
+  const granted = matchOrigin(allow, url);
+  const hosted = matchOrigin(settings.allow, url);
+  if (granted === undefined || hosted === undefined) throw new CapabilityRefusal('fetch: origin not allowed');
+  const hostname = unbracket(url.hostname).toLowerCase();
+  // Internal addresses only when both allowlists name this very host (never by wildcard).
+  const exact = !granted.wildcard && !hosted.wildcard;
+  const addresses = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await settings.resolve(hostname);
+  if (addresses.length === 0) throw new CapabilityRefusal('fetch: host does not resolve');
+  if (!exact && addresses.some((entry) => isInternalAddress(entry.address))) throw new CapabilityRefusal('fetch: internal address refused');
+  const chosen = addresses[0] as { address: string; family: number };
+  // The connection goes to the checked address: the connector never asks DNS again.
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if (options.all === true) (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [{ address: chosen.address, family: chosen.family }]);
+    else callback(null, chosen.address, chosen.family);
+  };
+  const agent = new Agent({ connect: { lookup: pinned }, pipelining: 0 });
+  try {
+    const response = await request(url, { method: method as 'GET', headers, ...(body === undefined ? {} : { body }), dispatcher: agent, signal, maxRedirections: 0 });
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of response.body) {
+      total += (chunk as Buffer).length;
+      if (total > maxBytes) {
+        response.body.destroy();
+        throw new CapabilityRefusal('fetch: response too large');
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const plain: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) plain[name] = Array.isArray(value) ? value.join(', ') : value;
+    const location = response.headers.location;
+    return { status: response.statusCode, headers: plain, body: Buffer.concat(chunks).toString('utf8'), location: Array.isArray(location) ? location[0] : location };
+  } finally {
+    void agent.destroy().catch(() => undefined);
+  }
+}
+
+function parseUrl(text: string): URL {
+  if (text.length > 8192 || INVISIBLE.test(text)) throw new CapabilityRefusal('fetch: bad url');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CapabilityRefusal('fetch: bad url');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') throw new CapabilityRefusal('fetch: only http and https urls without credentials');
+  return url;
+}
+
+function plainHeaders(value: JsonValue | undefined): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new CapabilityRefusal('fetch: headers must be an object');
+  const headers: Record<string, string> = {};
+  for (const [name, text] of Object.entries(value as JsonObject)) {
+    if (!/^[!#$%&'*+.^`|~\w-]{1,64}$/.test(name) || typeof text !== 'string' || /[\r\n\0]/.test(text)) throw new CapabilityRefusal('fetch: bad header');
+    if (!HOST_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = text;
+  }
+  return headers;
+}
+
+interface AppliedSecret {
+  readonly value: string;
+  readonly origins: readonly OriginPattern[];
+  readonly header: string;
+  readonly format: string;
+}
+
+function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string): AppliedSecret[] {
+  const applied: AppliedSecret[] = [];
+  for (const [name, spec] of Object.entries(manifest?.secrets ?? {})) {
+    const source = Object.hasOwn(settings.secrets, name) ? settings.secrets[name] : undefined;
+    const value = typeof source === 'function' ? source(tenant) : source;
+    if (typeof value !== 'string' || value.length === 0) continue;
+    applied.push({ value, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), header: spec.header.toLowerCase(), format: spec.format });
+  }
+  return applied;
+}
+
+/** The secrets' headers for this URL: only where the secret's own origins match it exactly (no wildcard surprises). */
+function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const secret of secrets) if (matchOrigin(secret.origins, url) !== undefined) headers[secret.header] = secret.format.split('{secret}').join(secret.value);
+  return headers;
+}
+
+/** Every secret value this call could send, replaced wherever the answer echoes it. */
+function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
+  const scrub = (text: string): string => secrets.reduce((current, secret) => current.split(secret.value).join('[REDACTED]'), text);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers)) headers[name] = scrub(value);
+  return { status: answer.status, headers, body: scrub(answer.body) };
+}

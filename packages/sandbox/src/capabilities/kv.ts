@@ -1,0 +1,50 @@
+// The kv capability: JSON values per tenant and plugin. The namespace comes from the call's
+// context, never from the plugin's argument, so no argument can reach another pair's keys.
+import { snapshotJson, type JsonValue } from '@airlock/core';
+import type { Capability, CapabilityContext } from '../plugin/plugin-tools.js';
+import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
+import type { KvNamespace, KvStore } from './kv-store.js';
+
+export const KV_FUNCTIONS = ['kv.get', 'kv.set', 'kv.delete', 'kv.list'] as const;
+/** Host cap when the embedder names none: keys and values of one tenant+plugin, in UTF-8 bytes. */
+export const DEFAULT_KV_MAX_BYTES = 10 * 1024 * 1024;
+export const MAX_KEY_BYTES = 512;
+const MAX_LIST_KEYS = 1000;
+
+function keyOf(key: string, name: string, allowEmpty = false): string {
+  if (key.length === 0 && !allowEmpty) throw new CapabilityRefusal(`${name}: key must not be empty`);
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new CapabilityRefusal(`${name}: key longer than ${MAX_KEY_BYTES} bytes`);
+  if (INVISIBLE.test(key)) throw new CapabilityRefusal(`${name}: key contains control characters`);
+  return key;
+}
+
+/** The four kv functions over a store; `maxBytesOf` gives a plugin's manifest cap, applied under the host's. */
+export function kvCapabilities(store: KvStore, hostMaxBytes: number, maxBytesOf: (plugin: string) => number | undefined): Record<(typeof KV_FUNCTIONS)[number], Capability> {
+  const namespace = (context: CapabilityContext): KvNamespace => ({ tenant: context.tenant, plugin: context.plugin });
+  return {
+    'kv.get': async (argument, context) => {
+      const key = keyOf(stringField(argumentObject(argument, 'kv.get'), 'key', 'kv.get'), 'kv.get');
+      const json = await store.get(namespace(context), key);
+      return json === undefined ? { key, exists: false } : { key, exists: true, value: JSON.parse(json) as JsonValue };
+    },
+    'kv.set': async (argument, context) => {
+      const object = argumentObject(argument, 'kv.set');
+      const key = keyOf(stringField(object, 'key', 'kv.set'), 'kv.set');
+      if (!Object.hasOwn(object, 'value')) throw new CapabilityRefusal('kv.set: value is required');
+      const json = JSON.stringify(snapshotJson(object.value as JsonValue, { label: 'kv.set value' }));
+      const maxBytes = Math.min(maxBytesOf(context.plugin) ?? hostMaxBytes, hostMaxBytes);
+      if (!(await store.set(namespace(context), key, json, maxBytes))) throw new CapabilityRefusal('kv quota exceeded');
+      return { key, bytes: Buffer.byteLength(json, 'utf8') };
+    },
+    'kv.delete': async (argument, context) => {
+      const key = keyOf(stringField(argumentObject(argument, 'kv.delete'), 'key', 'kv.delete'), 'kv.delete');
+      return { key, deleted: await store.delete(namespace(context), key) };
+    },
+    'kv.list': async (argument, context) => {
+      const object = argument === null || argument === undefined ? {} : argumentObject(argument, 'kv.list');
+      const prefix = keyOf(optionalStringField(object, 'prefix', 'kv.list') ?? '', 'kv.list', true);
+      const keys = await store.list(namespace(context), prefix, MAX_LIST_KEYS + 1);
+      return { keys: keys.slice(0, MAX_LIST_KEYS), truncated: keys.length > MAX_LIST_KEYS };
+    },
+  };
+}

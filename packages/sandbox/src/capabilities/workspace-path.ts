@@ -1,0 +1,43 @@
+// A workspace path as the plugin wrote it, reduced to plain name segments below the
+// tenant's folder. Anything that could name a place outside it is refused here, before
+// the file system is touched: absolute paths, "..", backslashes, drive letters, invisible
+// characters, over-long names, and the names the workspace keeps for its own temp files.
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { CapabilityRefusal, INVISIBLE } from './capability-argument.js';
+
+export const MAX_PATH_BYTES = 1024;
+/** NAME_MAX on common file systems. */
+export const MAX_SEGMENT_BYTES = 255;
+/** Written first, renamed over the target: never listed, never addressable by a plugin. */
+export const TEMP_PREFIX = '.airlock-tmp-';
+
+export function workspaceSegments(path: string, allowRoot: boolean): string[] {
+  if (Buffer.byteLength(path, 'utf8') > MAX_PATH_BYTES) throw new CapabilityRefusal(`workspace path longer than ${MAX_PATH_BYTES} bytes`);
+  if (INVISIBLE.test(path)) throw new CapabilityRefusal('workspace path contains control characters');
+  if (path.startsWith('/') || path.startsWith('~') || /^[a-zA-Z]:/.test(path)) throw new CapabilityRefusal('workspace paths are relative to the workspace');
+  if (path.includes('\\')) throw new CapabilityRefusal('workspace paths use "/" only');
+  const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
+  for (const segment of segments) {
+    if (segment === '..') throw new CapabilityRefusal('workspace paths may not use ".."');
+    if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) throw new CapabilityRefusal(`workspace path segment longer than ${MAX_SEGMENT_BYTES} bytes`);
+    if (segment.startsWith(TEMP_PREFIX)) throw new CapabilityRefusal('workspace path names a temp file');
+  }
+  if (!allowRoot && segments.length === 0) throw new CapabilityRefusal('workspace path names no file');
+  return segments;
+}
+
+/**
+ * The tenant's folder name: readable for ordinary ids, and never ".", "..", a separator or
+ * an over-long name, whatever the embedder passes as a tenant id.
+ */
+export function tenantFolderName(tenant: string): string {
+  const encoded = encodeURIComponent(tenant).replace(/[.!~*'()%]/g, (char) => (char === '%' ? '%' : `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`));
+  if (encoded.length > 0 && encoded.length <= 128) return encoded;
+  return `tenant-${createHash('sha256').update(tenant).digest('hex')}`;
+}
+
+/** Where a tenant's workspace files are, under the host's workspace folder. */
+export function workspaceFolder(dir: string, tenant: string): string {
+  return join(resolve(dir), tenantFolderName(tenant));
+}

@@ -1,0 +1,83 @@
+// The CLI's standard capabilities: the demo's write_file writes into the workspace folder it
+// names, --kv persists, and bad values of either flag are one-line usage errors.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { airlock, oneLine } from './support/run-cli.js';
+
+let base: string;
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'airlock-cli-caps-'));
+});
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+describe('--workspace and --kv', () => {
+  it('the bundled example writes for real into the workspace, says where, and /etc/hosts stays denied', async () => {
+    const workspace = join(base, 'ws');
+    const { code, stdout, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', '--workspace', workspace, '--tenant', 'acme', '--json']);
+    expect(code).toBe(0);
+    const results = JSON.parse(stdout).results as { callId: string; isError: boolean; error?: { code: string } }[];
+    expect(results.find((result) => result.callId === 'call_save')).toMatchObject({ isError: false });
+    expect(results.find((result) => result.callId === 'call_hosts')).toMatchObject({ isError: true, error: { code: 'PERMISSION_DENIED' } });
+    expect(await readFile(join(workspace, 'acme', 'notes', 'release-0.1.md'), 'utf8')).toBe('# Airlock 0.1\n\nSandboxed plugins.');
+    expect(stderr).toContain(`airlock: workspace files are in ${join(workspace, 'acme')}`);
+  });
+
+  it('checks a plugin granted kv only when --kv offers it', async () => {
+    const plugin = join(base, 'kv-plugin');
+    await mkdir(plugin);
+    await writeFile(join(plugin, 'index.js'), "export default { tools: [{ name: 'remember', description: 'r', parameters: { type: 'object' }, execute: (_a, ctx) => ctx.capabilities['kv.set']({ key: 'k', value: 1 }) }] };");
+    await writeFile(join(plugin, 'airlock.plugin.json'), JSON.stringify({ name: 'mem', module: './index.js', capabilities: ['kv'], kv: { maxBytes: 1000 } }));
+    const without = await airlock(['check', plugin]);
+    expect(without.code).toBe(1);
+    expect(without.stdout).toContain('capabilities.0 names "kv", which this host does not offer');
+    const withKv = await airlock(['check', plugin, '--kv', join(base, 'state.sqlite')]);
+    expect(withKv.code).toBe(0);
+  });
+
+  it.each([
+    [['--workspace', ''], '--workspace must name a folder'],
+    [['--workspace', 'package.json'], '--workspace package.json: not a folder'],
+    [['--kv', ''], '--kv must name a file'],
+    [['--kv', 'examples'], '--kv examples: not a file'],
+    [['--allow-net', 'https://example.com/path'], '--allow-net must be an origin'],
+    [['--secret', 'T=plain'], '--secret T=plain: must be NAME=env:VARIABLE'],
+    [['--secret', 'T=env:AIRLOCK_UNSET_VARIABLE', '--allow-net', 'https://example.com'], '--secret T: environment variable AIRLOCK_UNSET_VARIABLE is not set'],
+  ])('%j is exit 2 with one line', async (flags, message) => {
+    const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', ...flags]);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain(message);
+  });
+
+  it('--allow-net offers fetch to that origin, and --secret adds a secret from the environment the plugin never sees', async () => {
+    const server = createServer((req, res) => res.end(JSON.stringify({ authorization: req.headers.authorization ?? null })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const plugin = join(base, 'fetcher');
+      await mkdir(plugin);
+      await writeFile(join(plugin, 'index.js'), "export default { tools: [{ name: 'get', description: 'g', parameters: { type: 'object', properties: { url: { type: 'string' } } }, execute: ({ url }, ctx) => ctx.capabilities.fetch({ url }) }] };");
+      await writeFile(join(plugin, 'airlock.plugin.json'), JSON.stringify({ name: 'fetcher', module: './index.js', capabilities: ['fetch'], network: { allow: [origin] }, secrets: { TOKEN: { origins: [origin], header: 'Authorization', format: 'Bearer {secret}' } } }));
+      const transcript = join(base, 'get.json');
+      await writeFile(transcript, JSON.stringify({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get', arguments: JSON.stringify({ url: `${origin}/` }) } }] }));
+      const { code, stdout } = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--secret', 'TOKEN=env:AIRLOCK_TEST_TOKEN', '--json'], { env: { AIRLOCK_TEST_TOKEN: 'tok-123456' } });
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout).results[0]).toMatchObject({ isError: false, value: { status: 200, body: '{"authorization":"Bearer [REDACTED]"}' } });
+      expect(stdout).not.toContain('tok-123456');
+      const refused = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', 'https://example.com', '--json']);
+      expect(JSON.parse(refused.stdout).results[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR' } });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('--help names the flags', async () => {
+    const { stdout } = await airlock(['run', '--help']);
+    for (const flag of ['--workspace <dir>', '--kv <file>', '--allow-net <origin>', '--secret NAME=env:VAR']) expect(stdout).toContain(flag);
+  });
+});

@@ -1,0 +1,155 @@
+// The fetch capability against real HTTP servers on 127.0.0.1, driven by a plugin that asks
+// for whatever the test says: SSRF, redirects, DNS that changes, oversized answers, request
+// caps, and secrets the plugin never sees.
+import { createEngine, type JsonValue, type ToolResult } from '@airlock/core';
+import { createSandbox, type Resolver, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { pluginFolder } from './support/plugin-harness.js';
+
+const seen: { server: 'a' | 'b'; url: string; authorization: string | undefined }[] = [];
+let a: Server;
+let b: Server;
+let A: string;
+let B: string;
+let portA: number;
+
+function serve(name: 'a' | 'b'): Promise<Server> {
+  const server = createServer((req: IncomingMessage, res) => {
+    seen.push({ server: name, url: req.url ?? '', authorization: req.headers.authorization });
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/echo') return void res.end(JSON.stringify({ headers: req.headers }));
+    if (url.pathname === '/big') return void res.end('x'.repeat(100_000));
+    if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
+    if (url.pathname === '/loop') return void res.writeHead(302, { location: `/loop?n=${Number(url.searchParams.get('n') ?? 0) + 1}` }).end();
+    res.setHeader('x-server', name);
+    res.end(`hello from ${name}`);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+beforeAll(async () => {
+  a = await serve('a');
+  b = await serve('b');
+  portA = (a.address() as AddressInfo).port;
+  A = `http://127.0.0.1:${portA}`;
+  B = `http://127.0.0.1:${(b.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => a.close(resolve));
+  await new Promise((resolve) => b.close(resolve));
+});
+const opened: Sandbox[] = [];
+afterEach(async () => {
+  seen.length = 0;
+  await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+});
+
+async function open(manifest: Record<string, unknown>, options: SandboxOptions) {
+  const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], limits: { timeoutMs: 3000 }, ...manifest });
+  const sandbox = createSandbox({ mode: 'in-process', threads: 2, ...options });
+  opened.push(sandbox);
+  await sandbox.loadPlugins([dir]);
+  const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
+  const run = async (tool: string, args: JsonValue, tenant = 'acme'): Promise<ToolResult> => (await engine.run([{ id: 'c1', name: tool, arguments: JSON.stringify(args) }], { tenant }))[0]!;
+  const fetch = async (argument: JsonValue, tenant = 'acme') => (await run('cap', { name: 'fetch', argument }, tenant) as unknown as { value: { ok: boolean; value?: { status: number; body: string; headers: Record<string, string> }; error?: string } }).value;
+  return { run, fetch };
+}
+
+/** A resolver the test controls: host name to addresses, counting lookups. */
+function resolver(table: Record<string, string[] | (() => string[])>): Resolver & { lookups: string[] } {
+  const lookups: string[] = [];
+  const resolve = async (hostname: string) => {
+    lookups.push(hostname);
+    const entry = table[hostname];
+    const addresses = typeof entry === 'function' ? entry() : (entry ?? []);
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+  return Object.assign(resolve, { lookups });
+}
+
+describe('fetch capability', () => {
+  it('reaches an origin both allowlists name, and counts the request in the call\'s metadata', async () => {
+    const { run } = await open({ network: { allow: [A] } }, { network: { allow: [A] } });
+    const result = await run('cap', { name: 'fetch', argument: { url: `${A}/hello` } });
+    expect(result).toMatchObject({ isError: false, value: { ok: true, value: { status: 200, body: 'hello from a', headers: { 'x-server': 'a' } } } });
+    expect(result.metadata).toMatchObject({ capabilityRequests: 1 });
+  });
+
+  it('refuses an origin either allowlist leaves out, before connecting', async () => {
+    const { fetch } = await open({ network: { allow: [A, B] } }, { network: { allow: [A] } });
+    expect(await fetch({ url: `${B}/hello` })).toEqual({ ok: false, error: 'capability fetch failed' });
+    expect(await fetch({ url: `https://127.0.0.1:${portA}/` })).toMatchObject({ ok: false });
+    expect(await fetch({ url: 'file:///etc/passwd' })).toMatchObject({ ok: false });
+    expect(seen).toEqual([]);
+  });
+
+  it('refuses loopback and metadata addresses reached through a wildcard, whatever DNS says', async () => {
+    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'] });
+    const allow = [`http://*.test:${portA}`, 'http://*.test'];
+    const { fetch } = await open({ network: { allow } }, { network: { allow, resolve } });
+    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test']) {
+      expect(await fetch({ url: `http://${host}:${portA}/hello` }), host).toMatchObject({ ok: false });
+    }
+    expect(await fetch({ url: 'http://169.254.169.254/latest/meta-data/' })).toMatchObject({ ok: false });
+    expect(seen).toEqual([]);
+  });
+
+  it('re-checks every redirect hop, and stops after five', async () => {
+    const { fetch } = await open({ network: { allow: [A] } }, { network: { allow: [A, B] } });
+    expect(await fetch({ url: `${A}/redirect?to=${encodeURIComponent(`${B}/hello`)}` })).toMatchObject({ ok: false });
+    expect(seen.filter((hit) => hit.server === 'b')).toEqual([]);
+    expect(await fetch({ url: `${A}/redirect?to=/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+    expect(await fetch({ url: `${A}/loop` })).toMatchObject({ ok: false });
+  });
+
+  it('connects to the address it checked: DNS that changes afterwards is never asked again', async () => {
+    let answers = 0;
+    // First a public-looking (unroutable) address, then loopback: a rebinding attacker's DNS.
+    const resolve = resolver({ 'rebind.test': () => ((answers += 1) === 1 ? ['198.51.100.7'] : ['127.0.0.1']) });
+    const allow = [`http://*.test:${portA}`];
+    const { run } = await open({ network: { allow }, limits: { timeoutMs: 1000 } }, { network: { allow, resolve } });
+    const result = await run('cap', { name: 'fetch', argument: { url: `http://rebind.test:${portA}/hello` } });
+    expect(JSON.stringify(result)).not.toContain('hello from a');
+    expect(resolve.lookups).toEqual(['rebind.test']);
+    expect(seen).toEqual([]);
+  });
+
+  it('caps response bytes and requests per call', async () => {
+    const { fetch, run } = await open({ network: { allow: [A], maxResponseBytes: 1000, maxRequestsPerCall: 2 } }, { network: { allow: [A] } });
+    expect(await fetch({ url: `${A}/big` })).toMatchObject({ ok: false });
+    const three = await run('many', { requests: [1, 2, 3].map(() => ({ name: 'fetch', argument: { url: `${A}/hello` } })) });
+    expect((three as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(2);
+  });
+
+  it('adds a secret to its origins only, never shows it to the plugin, and redacts its echo', async () => {
+    const secrets = { API_TOKEN: (tenant: string) => (tenant === 'acme' ? 's3cr3t-acme' : undefined) };
+    const manifest = { network: { allow: [A, B] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+    const { fetch, run } = await open(manifest, { network: { allow: [A, B] }, secrets });
+    const echoed = await fetch({ url: `${A}/echo`, headers: { authorization: 'Bearer forged' } });
+    expect(echoed).toMatchObject({ ok: true });
+    expect(JSON.stringify(echoed)).not.toContain('s3cr3t-acme');
+    expect(echoed.value!.body).toContain('Bearer [REDACTED]');
+    expect(seen.at(-1)).toMatchObject({ server: 'a', authorization: 'Bearer s3cr3t-acme' });
+    await fetch({ url: `${B}/echo` });
+    expect(seen.at(-1)).toMatchObject({ server: 'b', authorization: undefined });
+    // A redirect to another allowed origin does not carry the secret along.
+    await fetch({ url: `${A}/redirect?to=${encodeURIComponent(`${B}/echo`)}` });
+    expect(seen.at(-1)).toMatchObject({ server: 'b', authorization: undefined });
+    await fetch({ url: `${A}/echo` }, 'globex');
+    expect(seen.at(-1)).toMatchObject({ server: 'a', authorization: undefined });
+    expect(await run('names', {})).toMatchObject({ value: ['fetch'] });
+  });
+
+  it('checks the manifest\'s network and secrets keys by path', async () => {
+    const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: ['https://example.com/path', 'ftp://x'] }, secrets: { T: { origins: [A], header: 'Authorization', format: 'Bearer' } } });
+    const sandbox = createSandbox({ mode: 'in-process', network: { allow: [A] } });
+    opened.push(sandbox);
+    const [report] = await sandbox.checkPlugins([dir]);
+    const problems = report!.problems.join('\n');
+    expect(problems).toContain('network.allow.0 must be an origin');
+    expect(problems).toContain('network.allow.1 must be an origin');
+    expect(problems).toContain('secrets.T.format must contain "{secret}"');
+  });
+});

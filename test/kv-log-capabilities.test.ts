@@ -1,0 +1,116 @@
+// The kv capability (JSON per tenant and plugin, persisted in SQLite, capped) and the log
+// capability (one bounded per-call log with the plugin's console), driven by a plugin that
+// asks for whatever the test says.
+import { createEngine, type JsonValue, type ToolResult } from '@airlock/core';
+import { createSandbox, type KvStore, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { pluginFolder } from './support/plugin-harness.js';
+
+let base: string;
+const opened: Sandbox[] = [];
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), 'airlock-kv-test-'));
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+});
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+async function open(options: SandboxOptions, manifest: Record<string, unknown> = {}) {
+  const dir = await pluginFolder('plugins/relay.js', { capabilities: ['kv', 'log'], limits: { timeoutMs: 5000 }, ...manifest });
+  const sandbox = createSandbox({ mode: 'in-process', threads: 2, ...options });
+  opened.push(sandbox);
+  await sandbox.loadPlugins([dir]);
+  const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
+  const run = async (tool: string, args: JsonValue, tenant = 'acme'): Promise<ToolResult> => (await engine.run([{ id: 'c1', name: tool, arguments: JSON.stringify(args) }], { tenant }))[0]!;
+  const cap = async (name: string, argument: JsonValue, tenant = 'acme') => (await run('cap', { name, argument }, tenant) as unknown as { value: { ok: boolean; value?: JsonValue; error?: string } }).value;
+  return { sandbox, run, cap };
+}
+
+describe('kv capability', () => {
+  it('keeps JSON values per tenant, and they outlive the sandbox in the SQLite file', async () => {
+    const file = join(base, 'persist.sqlite');
+    const first = await open({ kv: file }, { name: 'notes' });
+    expect(await first.cap('kv.set', { key: 'todo', value: { items: ['milk', '€'], n: 2 } })).toEqual({ ok: true, value: { key: 'todo', bytes: 30 } });
+    expect(await first.cap('kv.get', { key: 'todo' })).toEqual({ ok: true, value: { key: 'todo', exists: true, value: { items: ['milk', '€'], n: 2 } } });
+    expect(await first.cap('kv.get', { key: 'todo' }, 'globex')).toEqual({ ok: true, value: { key: 'todo', exists: false } });
+    await first.sandbox.close();
+    const second = await open({ kv: file }, { name: 'notes' });
+    expect(await second.cap('kv.get', { key: 'todo' })).toMatchObject({ ok: true, value: { exists: true, value: { n: 2 } } });
+    expect(await second.cap('kv.list', { prefix: 'to' })).toEqual({ ok: true, value: { keys: ['todo'], truncated: false } });
+    expect(await second.cap('kv.delete', { key: 'todo' })).toEqual({ ok: true, value: { key: 'todo', deleted: true } });
+    expect(await second.cap('kv.get', { key: 'todo' })).toMatchObject({ value: { exists: false } });
+  });
+
+  it('never shows one plugin\'s keys to another plugin of the same tenant', async () => {
+    const file = join(base, 'plugins.sqlite');
+    const notes = await open({ kv: file }, { name: 'notes' });
+    await notes.cap('kv.set', { key: 'token', value: 'notes-only' });
+    const other = await open({ kv: file }, { name: 'other' });
+    expect(await other.cap('kv.get', { key: 'token' })).toMatchObject({ value: { exists: false } });
+    expect(await other.cap('kv.list', {})).toMatchObject({ value: { keys: [] } });
+    expect(await other.cap('kv.delete', { key: 'token' })).toMatchObject({ value: { deleted: false } });
+    expect(await notes.cap('kv.get', { key: 'token' })).toMatchObject({ value: { exists: true, value: 'notes-only' } });
+  });
+
+  it('lists by literal prefix: "%" and "_" are not wildcards', async () => {
+    const { cap } = await open({ kv: join(base, 'prefix.sqlite') });
+    for (const key of ['a%b', 'axb', 'a_c', 'abc']) await cap('kv.set', { key, value: 1 });
+    expect(await cap('kv.list', { prefix: 'a%' })).toMatchObject({ value: { keys: ['a%b'] } });
+    expect(await cap('kv.list', { prefix: 'a_' })).toMatchObject({ value: { keys: ['a_c'] } });
+  });
+
+  it('holds the size cap (manifest under host), counting a replaced value once, even against racing writes', async () => {
+    const { cap, run } = await open({ kv: { file: join(base, 'cap.sqlite'), maxBytes: 1000 } }, { kv: { maxBytes: 100 } });
+    expect(await cap('kv.set', { key: 'a', value: 'x'.repeat(60) })).toMatchObject({ ok: true });
+    expect(await cap('kv.set', { key: 'b', value: 'x'.repeat(60) })).toMatchObject({ ok: false, error: 'capability kv.set failed' });
+    expect(await cap('kv.set', { key: 'a', value: 'x'.repeat(90) })).toMatchObject({ ok: true });
+    const racing = await run('many', { requests: Array.from({ length: 10 }, (_, i) => ({ name: 'kv.set', argument: { key: `r${i}`, value: 'y' } })) }, 'globex');
+    // Each entry is 2 (key) + 3 ("y" as JSON) bytes: all ten fit in 100; a larger set does not.
+    expect((racing as unknown as { value: { ok: boolean }[] }).value.every((answer) => answer.ok)).toBe(true);
+    const big = await run('many', { requests: Array.from({ length: 10 }, (_, i) => ({ name: 'kv.set', argument: { key: `s${i}`, value: 'z'.repeat(20) } })) }, 'initech');
+    expect((big as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(4);
+  });
+
+  it('refuses hostile keys and arguments with a generic error', async () => {
+    const { cap } = await open({ kv: join(base, 'hostile.sqlite') });
+    for (const argument of [{ key: '' }, { key: 'a\u0000b' }, { key: 'k'.repeat(513) }, { key: 42 }, 'key', null, { key: 'k' }]) {
+      expect(await cap('kv.set', argument as JsonValue), JSON.stringify(argument)).toEqual({ ok: false, error: 'capability kv.set failed' });
+    }
+  });
+
+  it('runs over an embedder\'s store', async () => {
+    const rows = new Map<string, string>();
+    const id = (ns: { tenant: string; plugin: string }, key: string) => JSON.stringify([ns.tenant, ns.plugin, key]);
+    const store: KvStore = {
+      get: (ns, key) => rows.get(id(ns, key)),
+      set: (ns, key, json) => (rows.set(id(ns, key), json), true),
+      delete: (ns, key) => rows.delete(id(ns, key)),
+      list: () => [],
+    };
+    const { cap } = await open({ kv: { store } }, { name: 'mine' });
+    await cap('kv.set', { key: 'k', value: [1, 2] });
+    expect([...rows]).toEqual([['["acme","mine","k"]', '[1,2]']]);
+  });
+});
+
+describe('log capability', () => {
+  it('lands in the call\'s one log with the console, bounded together', async () => {
+    const { run } = await open({}, { capabilities: ['log'] });
+    const result = await run('chatty', { lines: 2 });
+    expect(result.metadata?.logs).toEqual([
+      { level: 'info', message: 'from the console' },
+      { level: 'warn', message: 'line 0 {"i":0}' },
+      { level: 'warn', message: 'line 1 {"i":1}' },
+    ]);
+    expect(result.metadata).toMatchObject({ capabilityRequests: 2 });
+    const flood = await run('chatty', { lines: 150 });
+    expect(flood.metadata?.logs).toHaveLength(100);
+    expect(flood.metadata?.logsDropped).toBe(51);
+  });
+});
