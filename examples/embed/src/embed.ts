@@ -2,6 +2,8 @@
 // your own, one policy over both, an approver for `ask`, and a model message in, tool
 // messages out. Run it with `npm run build && npm start` (or `pnpm --filter
 // @airlock/example-embed build && pnpm --filter @airlock/example-embed start`).
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, defineTool, type ApprovalRequest } from '@airlock/core';
 import { createSandbox } from '@airlock/sandbox';
@@ -15,6 +17,8 @@ const pluginsDir = process.argv[2] ?? fileURLToPath(new URL('../../plugins/', im
 const notes = new Map<string, string>();
 
 const sandbox = createSandbox({
+  // The standard workspace capability: a folder per tenant, which the example's write_file writes into.
+  workspace: join(tmpdir(), 'airlock-embed-workspace'),
   // Under contention, tenant "paying" gets twice the threads of the others; alone, any tenant uses them all.
   fairShare: { weights: { paying: 2 } },
   capabilities: {
@@ -58,6 +62,7 @@ try {
       { type: 'tool_use', id: 'call_slug', name: 'slugify', input: { text: 'Airlock 0.1: Release Notes' } },
       { type: 'tool_use', id: 'call_time', name: 'now', input: {} },
       { type: 'tool_use', id: 'call_hosts', name: 'write_file', input: { path: '/etc/hosts', content: '10.0.0.5 staging' } },
+      { type: 'tool_use', id: 'call_save', name: 'write_file', input: { path: 'notes/draft.md', content: '# Draft' } },
       { type: 'tool_use', id: 'call_delete', name: 'delete_file', input: { path: 'notes/draft.md' } },
     ],
   };

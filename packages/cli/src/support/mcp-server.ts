@@ -4,7 +4,7 @@
 import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type ToolRegistry } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type RequestId, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
 export interface McpSessionOptions {
   readonly sandbox: Sandbox;
@@ -19,6 +19,11 @@ export interface McpSessionOptions {
 
 export function createMcpSession(options: McpSessionOptions): Server {
   const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {} } });
+  // The tools/call request each running call came in on, by call id: an elicitation rides on
+  // that request's own response stream. Sent without it, Streamable HTTP puts it on the
+  // standalone stream, which the client may not have opened yet: the question was lost and
+  // the call waited for an answer that never came.
+  const callRequests = new Map<string, RequestId>();
 
   const approver: Approver = async (request, signal) => {
     if (options.approveAll || options.approve.has(request.toolName)) return true;
@@ -29,7 +34,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
         message: `Allow ${request.toolName}(${args.length > 300 ? `${args.slice(0, 300)}…` : args})? Approval needed: ${request.reason}.`,
         requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
       },
-      { signal },
+      { signal, ...(callRequests.has(request.callId) ? { relatedRequestId: callRequests.get(request.callId) } : {}) },
     );
     return answer.action === 'accept' && answer.content?.approve === true;
   };
@@ -47,10 +52,17 @@ export function createMcpSession(options: McpSessionOptions): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     options.log(`${options.tenant} ${request.params.name} started`);
-    const [result] = await engine.run(
-      [{ id: String(extra.requestId), name: request.params.name, arguments: (request.params.arguments ?? {}) as JsonValue }],
-      { signal: extra.signal, tenant: options.tenant },
-    );
+    const callId = String(extra.requestId);
+    callRequests.set(callId, extra.requestId);
+    let result;
+    try {
+      [result] = await engine.run(
+        [{ id: callId, name: request.params.name, arguments: (request.params.arguments ?? {}) as JsonValue }],
+        { signal: extra.signal, tenant: options.tenant },
+      );
+    } finally {
+      callRequests.delete(callId);
+    }
     options.log(`${options.tenant} ${request.params.name} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
     return mcpCallToolResult(result!, engine.registry.get(result!.name)?.definition.output) as CallToolResult;
   });
