@@ -12,10 +12,10 @@ import type { KillReason } from './failure-code.js';
 
 /** How long a verdict waits for the heap figures of an isolate still busy (a task stopped mid garbage collection). */
 const HEAP_CHECK_GRACE_MS = 100;
-/** The same wait for a CPU verdict: short, so a spin is stopped close to its budget. */
-const CPU_VERDICT_GRACE_MS = 10;
-/** Added to twice the CPU allowance in a task's timeout (see taskTimeoutMs). */
-const CPU_SLACK_MS = 10;
+/** The same wait for a CPU verdict: long enough for the task's own timeout (CPU_SLACK_MS later) to stop it. */
+const CPU_VERDICT_GRACE_MS = 40;
+/** Added to the CPU allowance in a task's timeout (see taskTimeoutMs). */
+const CPU_SLACK_MS = 25;
 /** A task is stopped this long before the deadline, so the isolate is idle when the verdict is made. */
 const TASK_STOP_LEAD_MS = 25;
 /** Committed heap at this share of the limit or more: the heap was at its ceiling. */
@@ -81,15 +81,16 @@ export class Watchdog {
   }
 
   /**
-   * The `timeout` for the next task in the isolate: the wall time left less a lead, or twice
-   * the CPU allowance left. isolated-vm's timer runs on the wall clock, so on a crowded machine
-   * a task waiting for a core would be stopped before using its CPU; the slack keeps that from
-   * happening, and the CPU budget itself is the poll's to enforce, from real CPU time.
+   * The `timeout` for the next task in the isolate: the wall time left less a lead, or the CPU
+   * allowance left plus a little. A task stopped there leaves the isolate idle, so a CPU verdict
+   * can read its heap (garbage collection at the ceiling burns CPU too). isolated-vm's timer runs
+   * on the wall clock: on a machine so crowded that a task waits for a core longer than that
+   * slack, a task can be stopped before using its CPU (documented).
    */
   taskTimeoutMs(): number {
     const wallLeft = this.#budget.timeoutMs - this.#lead() - this.wallMs();
     const cpuLeft = this.#budget.cpuMs - Math.max(0, this.cpuMs());
-    return Math.max(1, Math.ceil(Math.min(wallLeft, 2 * cpuLeft + CPU_SLACK_MS)));
+    return Math.max(1, Math.ceil(Math.min(wallLeft, cpuLeft + CPU_SLACK_MS)));
   }
 
   /** isolated-vm stopped a task at the timeout this watchdog gave it: the budget it stood for is spent. */
@@ -110,11 +111,15 @@ export class Watchdog {
       if (this.#grace !== undefined) clearTimeout(this.#grace);
       this.kill(memory ? 'memory' : reason);
     };
-    // Still busy after the grace: a builtin that ignores termination, or a collection that
-    // will not end. The heap cannot answer; this process growing by the isolate's whole
-    // limit during the task is then the witness.
-    // A CPU verdict on a task still running waits only briefly: a spinning task answers no heap question.
-    this.#grace = setTimeout(() => decide(process.memoryUsage.rss() - this.#rssStart >= this.#memoryLimitBytes), reason === 'cpu' ? CPU_VERDICT_GRACE_MS : HEAP_CHECK_GRACE_MS);
+    // Still busy after the grace. For a CPU verdict that is a spin its own timeout has not
+    // stopped yet: CPU. At the deadline it is a builtin that ignores termination: the heap
+    // cannot answer, and this process growing by the isolate's whole limit is the witness
+    // (never for a CPU verdict: other isolates in the process grow too, and a spin beside a
+    // growing neighbour was once called MEMORY_LIMIT).
+    this.#grace = setTimeout(
+      () => decide(reason === 'wall' && process.memoryUsage.rss() - this.#rssStart >= this.#memoryLimitBytes),
+      reason === 'cpu' ? CPU_VERDICT_GRACE_MS : HEAP_CHECK_GRACE_MS,
+    );
     this.#isolate.getHeapStatistics().then(
       // Committed heap, not used: stopping the task already collected what it held.
       (heap) => decide(heap.total_heap_size + heap.externally_allocated_size >= HEAP_CEILING_SHARE * this.#memoryLimitBytes),
