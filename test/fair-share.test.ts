@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -157,7 +158,10 @@ describe('blast radius', () => {
     expect((await engine.run([stamp('m5', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('quarantined until') } });
   });
 
-  it('a real abort (V8 fatal error) repeated three times: quarantined, while another shard keeps serving', async () => {
+  // From Node 24 (isolated-vm 6 and 7) this allocation no longer aborts the process: the
+  // isolate is disposed at its heap limit (MEMORY_LIMIT), so there is no real abort to repeat.
+  // The fault-injected aborts above prove the quarantine on every Node.
+  it.skipIf(NODE_MAJOR >= 24)('a real abort (V8 fatal error) repeated three times: quarantined, while another shard keeps serving', async () => {
     const { sandbox, engine } = await setup({ threads: 2, processes: 2 });
     const [other] = tenantsOn(sandbox, 1 - sandbox.shardOf('mallory'), 1, 'far');
     const crash: ToolCallRequest = { id: 'crash', name: 'crash', arguments: '{}' };
