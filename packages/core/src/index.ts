@@ -69,3 +69,4 @@ export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess 
 export { sanitizeMessage } from './util/sanitize-message.js';
 export { escapeControls, findControlCharacter } from './util/visible-text.js';
 export { closestName, didYouMean } from './util/did-you-mean.js';
+export { onAbort } from './util/on-abort.js';

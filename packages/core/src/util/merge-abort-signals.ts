@@ -1,5 +1,6 @@
 // Fuses signals so that a stage that adds a deadline or scope can never detach
 // the caller's cancellation: the result aborts when any input aborts.
+import { onAbort } from './on-abort.js';
 
 /** A signal that never aborts, shared so that turns without one allocate nothing. */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
@@ -20,29 +21,6 @@ export interface LinkedAbort {
 }
 
 /**
- * Everything following one parent signal, behind a single listener on it: a turn's signal
- * shared by many calls (or a server's by many turns) then carries one listener, not one per
- * call, and never trips MaxListenersExceededWarning.
- */
-const followers = new WeakMap<AbortSignal, Set<() => void>>();
-
-function follow(parent: AbortSignal, onAbort: () => void): () => void {
-  let set = followers.get(parent);
-  if (set === undefined) {
-    const created = new Set<() => void>();
-    set = created;
-    followers.set(parent, created);
-    parent.addEventListener('abort', () => {
-      followers.delete(parent);
-      for (const each of [...created]) each();
-    }, { once: true });
-  }
-  const mine = set;
-  mine.add(onAbort);
-  return () => mine.delete(onAbort);
-}
-
-/**
  * A child signal that follows its parent. Cheaper than AbortSignal.any on the hot
  * path (no WeakRefs for the collector to chase) and explicitly disposed.
  */
@@ -54,6 +32,7 @@ export function linkAbortSignal(parent: AbortSignal): LinkedAbort {
     controller.abort(parent.reason);
     return { signal: controller.signal, abort, dispose: () => undefined };
   }
-  const dispose = follow(parent, () => controller.abort(parent.reason));
+  // One listener on the parent however many calls follow it (onAbort).
+  const dispose = onAbort(parent, () => controller.abort(parent.reason));
   return { signal: controller.signal, abort, dispose };
 }

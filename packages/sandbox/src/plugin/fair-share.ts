@@ -9,7 +9,7 @@
 // processes, keeps the cores from being oversubscribed: isolated-vm's CPU time counts time
 // a running isolate waits for a core, so oversubscription would read as CPU_LIMIT.
 import { ToolCallError } from '@airlock/core';
-import { onAbort } from '../host/abort-fanout.js';
+import { onAbort } from '@airlock/core';
 
 export interface FairShareOptions {
   /** Calls running at once, across all processes, that any one tenant may fill. */
@@ -68,7 +68,7 @@ export class FairShare {
       const waiter: Waiter = { tenant: state, placement, admit: resolve, refuse: reject, unwatch: () => undefined };
       state.queue.push(waiter);
       this.#waiting.add(state);
-      // One listener per signal, not per waiter (abort-fanout).
+      // One listener per signal, not per waiter (core's onAbort).
       waiter.unwatch = onAbort(signal, () => {
         this.#drop(waiter);
         this.#pump();

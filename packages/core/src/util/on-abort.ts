@@ -1,4 +1,4 @@
-// One 'abort' listener per signal, however many calls wait on it. Signals are often
+// One "abort" listener per signal, however many calls wait on it. Signals are often
 // shared (a turn's signal, or core's never-aborting signal for calls without one), and a
 // listener per waiting call would pile up past Node's MaxListenersExceededWarning.
 
