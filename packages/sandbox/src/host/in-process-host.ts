@@ -60,11 +60,10 @@ export class InProcessHost implements SandboxHost {
         );
       });
     }
-    const backstop = armBackstop(task);
+    const backstop = armBackstop(task, signal);
     try {
       const poolTask: PoolTask = channel === undefined ? { task, started: backstop.started } : { task, started: backstop.started, capabilityPort: channel.port2 };
-      const abort = signal === undefined ? backstop.signal : AbortSignal.any([signal, backstop.signal]);
-      const outcome = await this.#pool.run(poolTask, { signal: abort, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
+      const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;
     } catch (error) {

@@ -2,6 +2,7 @@
 // lock, a native call that never returns): a task still unanswered its budget plus a
 // grace after it *started* in a worker is aborted, which makes Piscina replace the worker,
 // and its call is answered. Time spent queued for a worker is never counted.
+import { onAbort } from '@airlock/core';
 import type { SandboxTask } from '../isolate/protocol.js';
 
 /** Beyond the task's own wall-clock budget, before the worker is given up on. */
@@ -24,33 +25,46 @@ export function taskTimeoutMs(task: SandboxTask): number {
 }
 
 export interface Backstop {
-  /** Aborts when the task overran; hand it to Piscina with the caller's own signal. */
+  /**
+   * Aborts when the task overran, or when the caller's signal does: the one signal to hand
+   * Piscina (no AbortSignal.any per task: this is the per-call path).
+   */
   readonly signal: AbortSignal;
   /** The shared clock the worker stamps when it starts the task. */
   readonly started: SharedArrayBuffer;
+  /** The task overran (as opposed to being cancelled by its caller). */
   readonly fired: () => boolean;
   stop(): void;
 }
 
-export function armBackstop(task: SandboxTask): Backstop {
+export function armBackstop(task: SandboxTask, caller: AbortSignal | undefined): Backstop {
   const controller = new AbortController();
   const started = new SharedArrayBuffer(8);
   const startedAt = new Float64Array(started);
   const limitMs = taskTimeoutMs(task) + BACKSTOP_GRACE_MS;
+  let fired = false;
   let timer: ReturnType<typeof setTimeout>;
   const check = (): void => {
     const at = startedAt[0] ?? 0;
     const ranMs = at === 0 ? 0 : Date.now() - at;
-    if (at !== 0 && ranMs >= limitMs) return controller.abort(new Error('the sandbox worker stopped answering'));
+    if (at !== 0 && ranMs >= limitMs) {
+      fired = true;
+      return controller.abort(new Error('the sandbox worker stopped answering'));
+    }
     timer = setTimeout(check, at === 0 ? limitMs : limitMs - ranMs);
     timer.unref();
   };
   timer = setTimeout(check, limitMs);
   timer.unref();
+  if (caller?.aborted === true) controller.abort(caller.reason);
+  const unwatch = caller === undefined || caller.aborted ? undefined : onAbort(caller, () => controller.abort(caller.reason));
   return {
     signal: controller.signal,
     started,
-    fired: () => controller.signal.aborted,
-    stop: () => clearTimeout(timer),
+    fired: () => fired,
+    stop: () => {
+      clearTimeout(timer);
+      unwatch?.();
+    },
   };
 }
