@@ -75,10 +75,6 @@ export class LiveCall {
     return this.#unanswered;
   }
 
-  get requests(): number {
-    return this.#requests;
-  }
-
   /**
    * Follows a task the host started in this call's isolate. A rejection counts only when the
    * isolate is gone (killed or out of memory); otherwise it is a promise the plugin left
