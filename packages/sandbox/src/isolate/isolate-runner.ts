@@ -38,7 +38,7 @@ interface BodyResult {
 }
 
 /** A task's work in its realm; `start` begins a task there under the watchdog. */
-type Body = (realm: Realm & { namespace: ivm.Reference }, isolate: ivm.Isolate, start: (args: readonly unknown[]) => Promise<unknown>, atEnd: (cleanup: () => void) => void) => Promise<BodyResult>;
+type Body = (isolate: ivm.Isolate, start: (args: readonly unknown[]) => Promise<unknown>, atEnd: (cleanup: () => void) => void) => Promise<BodyResult>;
 
 export class IsolateRunner {
   readonly #slots = new IsolateSlots();
@@ -57,22 +57,22 @@ export class IsolateRunner {
       case 'describe': {
         // Describing loads the module in a throwaway isolate: no tenant's isolate is touched.
         const budget = { cpuMs: Math.min(task.plugin.limits.cpuMs * 2, DESCRIBE_BUDGET_CAP.cpuMs), timeoutMs: Math.min(task.plugin.limits.timeoutMs, DESCRIBE_BUDGET_CAP.timeoutMs) };
-        return this.#inRealm(task.plugin, undefined, budget, 0, (realm, isolate, start) => this.#sync(isolate, start([realm.namespace.derefInto(), 'describe'])));
+        return this.#inRealm(task.plugin, undefined, budget, 0, (isolate, start) => this.#sync(isolate, start(['describe'])));
       }
       case 'classify': {
         const callsJson = JSON.stringify(task.calls);
-        return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (realm, isolate, start) => this.#sync(isolate, start([realm.namespace.derefInto(), 'classify', callsJson])));
+        return this.#inRealm(task.plugin, task.tenant, CLASSIFY_BUDGET, callsJson.length, (isolate, start) => this.#sync(isolate, start(['classify', callsJson])));
       }
       case 'call': {
         // What the plugin's console said, attached to the outcome however the call ended.
         let logsOf: (() => CallLogs) | undefined;
-        const outcome = await this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, start, atEnd) => {
+        const outcome = await this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (isolate, start, atEnd) => {
           const call = this.#calls.open({ isolate, granted: new Set(task.plugin.capabilities), capabilities, start });
           // Closed however the task ends (a kill included): from then on its requests find nothing.
           atEnd(() => this.#calls.close(call));
           logsOf = () => call.logs();
           const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
-          call.trackEntry(start([realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
+          call.trackEntry(start(['call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
           const report = await call.finished;
           return {
             outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),
@@ -116,12 +116,16 @@ export class IsolateRunner {
     let reusable = false;
     try {
       realm = (useWarm ? takeWarm(slot) : undefined) ?? takeSpare(slot) ?? this.#build(slot, plugin);
-      // Top-level plugin code runs here, inside the task's budget, never while a realm is prepared.
-      const evaluated = await Promise.race([evaluateRealm(isolate, realm, watchdog), watchdog.expired]);
+      // Top-level plugin code runs here, inside the task's budget, never while a realm is
+      // prepared. The task's own work is queued right behind it (see evaluateRealm).
+      const evaluation = evaluateRealm(isolate, realm, watchdog);
+      const { entry } = realm;
+      const start = (args: readonly unknown[]): Promise<unknown> => runTask(entry, args, isolate, watchdog);
+      const work = body(isolate, start, (cleanup) => cleanups.push(cleanup));
+      work.catch(() => undefined); // raced below, once the evaluation is known to be good
+      const evaluated = await Promise.race([evaluation, watchdog.expired]);
       if (evaluated !== 'ok') return { ok: false, code: 'TOOL_ERROR', message: loadFailureMessage(evaluated), usage: usageOf(watchdog, bytesIn, 0) };
-      const ready = realm as Realm & { namespace: ivm.Reference };
-      const start = (args: readonly unknown[]): Promise<unknown> => runTask(ready.entry, args, isolate, watchdog);
-      const result = await Promise.race([body(ready, isolate, start, (cleanup) => cleanups.push(cleanup)), watchdog.expired]);
+      const result = await Promise.race([work, watchdog.expired]);
       if (isolate.isDisposed) throw new Error('the isolate was disposed');
       // The isolate is idle now, so this is cheap (a few µs) and cannot wait on a lock. V8
       // can outgrow isolated-vm's limit without a collection noticing (flattening a huge

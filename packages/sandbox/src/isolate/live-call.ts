@@ -107,7 +107,7 @@ export class LiveCall {
   trackEntry(task: Promise<unknown>): void {
     this.track(task.catch((error: unknown) => {
       if (this.#options.isolate.isDisposed || this.#report !== undefined) throw error;
-      return this.#options.start([undefined, 'collect', this.token]);
+      return this.#options.start(['collect', this.token]);
     }));
   }
 
@@ -177,7 +177,7 @@ export class LiveCall {
   #deliver(id: number, ok: boolean, payload: string): void {
     if (!this.#open || this.#options.isolate.isDisposed) return;
     // Host errors never cross: the realm builds its own generic error from this code.
-    this.track(this.#options.start([undefined, 'deliver', id, ok, payload]));
+    this.track(this.#options.start(['deliver', id, ok, payload]));
   }
 
   #maybeFinish(): void {

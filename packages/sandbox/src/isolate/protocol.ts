@@ -27,8 +27,8 @@ export type CapabilityReply = { readonly id: number; readonly ok: true; readonly
 export interface PoolTask {
   readonly task: SandboxTask;
   readonly capabilityPort?: import('node:worker_threads').MessagePort;
-  /** One Float64 the worker sets to Date.now() when it starts the task: the host's backstop clock starts there. */
-  readonly started: SharedArrayBuffer;
+  /** Where the worker stamps Date.now() when it starts the task: the host's backstop clock starts there (host/task-backstop.ts). */
+  readonly clock: number | SharedArrayBuffer;
 }
 
 /** Answers a capability call of the running task; rejects (with no detail for the plugin) on failure. */

@@ -64,6 +64,9 @@ export class FairShare {
   acquire(tenant: string, placement: number, signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) return Promise.reject(notDispatched());
     const state = this.#tenant(tenant);
+    // Nobody waits and there is room: start now, with no queue entry and no abort listener
+    // (this is the path of every call on a pool that is not full).
+    if (this.#waiting.size === 0 && this.#mayStart(state, placement)) return Promise.resolve(this.#start(state, placement));
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { tenant: state, placement, admit: resolve, refuse: reject, unwatch: () => undefined };
       state.queue.push(waiter);
@@ -96,13 +99,9 @@ export class FairShare {
    * longest ago) among those whose next call may start now.
    */
   #pick(): TenantState | undefined {
-    const { threads, reserveThreads, placements } = this.#options;
     let best: TenantState | undefined;
     for (const state of this.#waiting) {
-      const head = state.queue[0] as Waiter;
-      if ((this.#runningAt[head.placement] as number) >= (placements[head.placement] as number)) continue;
-      const room = this.#running < threads || (state.running === 0 && this.#running < threads + reserveThreads);
-      if (!room) continue;
+      if (!this.#mayStart(state, (state.queue[0] as Waiter).placement)) continue;
       if (best === undefined) {
         best = state;
         continue;
@@ -114,26 +113,38 @@ export class FairShare {
     return best;
   }
 
+  /** Whether a call of this tenant may start in this placement now. */
+  #mayStart(state: TenantState, placement: number): boolean {
+    const { threads, reserveThreads, placements } = this.#options;
+    if ((this.#runningAt[placement] as number) >= (placements[placement] as number)) return false;
+    return this.#running < threads || (state.running === 0 && this.#running < threads + reserveThreads);
+  }
+
   #admit(waiter: Waiter): void {
     const state = waiter.tenant;
     state.queue.shift();
     if (state.queue.length === 0) this.#waiting.delete(state);
     waiter.unwatch();
+    waiter.admit(this.#start(state, waiter.placement));
+  }
+
+  /** Counts a call as running; the function it returns frees its thread (once). */
+  #start(state: TenantState, placement: number): () => void {
     state.running += 1;
     state.lastServed = this.#served;
     this.#served += 1;
     this.#running += 1;
-    this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) + 1;
+    this.#runningAt[placement] = (this.#runningAt[placement] as number) + 1;
     let released = false;
-    waiter.admit(() => {
+    return () => {
       if (released) return;
       released = true;
       state.running -= 1;
       this.#running -= 1;
-      this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) - 1;
+      this.#runningAt[placement] = (this.#runningAt[placement] as number) - 1;
       if (state.running === 0 && state.queue.length === 0) this.#tenants.delete(state.name);
       this.#pump();
-    });
+    };
   }
 
   /** A call cancelled while queued: out of the queue, answered as never dispatched. */
