@@ -126,6 +126,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
   const admission = new Admission({
     threads,
     reserveThreads: tenancy.reserveThreads,
+    claimMs: tenancy.claimMs,
     // Each shard's pool can hold every admitted call; probation runs one at a time.
     placements: sharded === undefined ? [pool.threads] : [...Array.from({ length: tenancy.processes }, () => pool.threads), 1],
     weightOf: tenancy.weightOf,
