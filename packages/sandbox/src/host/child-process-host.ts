@@ -4,7 +4,7 @@
 // task starts a fresh child.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
 import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import type { InFlightPair } from './crash-quarantine.js';
@@ -38,6 +38,8 @@ interface Child {
   deathReason: string | undefined;
   /** Takes no new calls; killed once its in-flight calls are answered. */
   retired: boolean;
+  /** The child said it is listening: tasks sent before then wait unread. */
+  ready: boolean;
   /** Plugins whose source this child already holds. */
   readonly plugins: Set<string>;
 }
@@ -54,17 +56,26 @@ export class ChildProcessHost implements SandboxHost {
 
   run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
     if (this.#closed) return Promise.resolve(crash('the sandbox is closed'));
-    if (signal?.aborted) return Promise.resolve({ ok: false, code: 'ABORTED', message: 'cancelled before it started', usage: NO_USAGE });
+    if (signal?.aborted) return Promise.resolve(NOT_DISPATCHED);
     const child = this.#currentChild();
     const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities };
     const outcome = child.tasks.request(
       inFlight,
       (id) => send(child, { type: 'run', id, task: this.#withoutSource(child, task) }),
-      // Cancelling tells the child, which stops the task and answers for it.
-      signal === undefined ? undefined : { signal, onAbort: (id) => send(child, { type: 'cancel', id }) },
+      signal === undefined ? undefined : { signal, onAbort: (id) => this.#cancel(child, id) },
     );
     refreshRef(child);
     return outcome;
+  }
+
+  /**
+   * Tells the child, which stops the task and answers for it. A child that has not said it is
+   * ready has not read the task yet: the answer is given here, at once (its own comes later
+   * and finds the task settled), and a capability request it might still send finds no call.
+   */
+  #cancel(child: Child, id: number): void {
+    send(child, { type: 'cancel', id });
+    if (!child.ready) child.tasks.resolve(id, NOT_DISPATCHED);
   }
 
   processIds(): number[] {
@@ -113,6 +124,7 @@ export class ChildProcessHost implements SandboxHost {
       rssTimer: this.#watchMemory(proc),
       deathReason: undefined,
       retired: false,
+      ready: false,
       plugins: new Set(),
     };
     this.#children.add(child);
@@ -125,6 +137,10 @@ export class ChildProcessHost implements SandboxHost {
           (json) => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: true, json }),
           () => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: false }),
         );
+        return;
+      }
+      if (message.type === 'ready') {
+        child.ready = true;
         return;
       }
       if (message.type === 'retire') return this.#retire(child);
