@@ -4,24 +4,14 @@
 // and its call is answered. Time spent queued for a worker is never counted.
 import { onAbort } from '@airlock/core';
 import type { SandboxTask } from '../isolate/protocol.js';
+import { taskBudget } from '../isolate/task-budgets.js';
 
 /** Beyond the task's own wall-clock budget, before the worker is given up on. */
 export const BACKSTOP_GRACE_MS = 1000;
-/** Budgets of the tasks that are not calls (the runner's own caps). */
-const CLASSIFY_TIMEOUT_MS = 250;
-const DESCRIBE_TIMEOUT_CAP_MS = 5000;
 
+/** The task's own wall-clock budget (task-budgets.ts, the one the worker's watchdog enforces). */
 export function taskTimeoutMs(task: SandboxTask): number {
-  switch (task.kind) {
-    case 'call':
-      return task.plugin.limits.timeoutMs;
-    case 'classify':
-      return CLASSIFY_TIMEOUT_MS;
-    case 'describe':
-      return Math.min(task.plugin.limits.timeoutMs, DESCRIBE_TIMEOUT_CAP_MS);
-    case 'ping':
-      return 0;
-  }
+  return taskBudget(task).timeoutMs;
 }
 
 export interface Backstop {
