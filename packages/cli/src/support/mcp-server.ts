@@ -44,6 +44,8 @@ export function createMcpSession(options: McpSessionOptions): Server {
     policy: { default: 'deny', rules: options.sandbox.policyRules() },
     preSchedule: options.sandbox.preSchedule,
     approver,
+    // A cancelled call is answered at once; when its sandboxed body is stopped, the operator sees it.
+    observers: { onLateSettlement: ({ toolName, outcome }) => options.log(`${options.tenant} ${toolName} stopped after it was answered (${outcome})`) },
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({

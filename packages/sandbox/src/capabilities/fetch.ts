@@ -9,7 +9,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import type { JsonObject, JsonValue } from '@airlock/core';
-import type { Capability, CapabilityContext } from '../plugin/plugin-tools.js';
+import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
 import { isInternalAddress } from './address-check.js';
 import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';

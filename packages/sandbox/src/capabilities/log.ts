@@ -3,7 +3,7 @@
 // the same bounds. Console lines arrive with the call's outcome, log lines while it runs;
 // mergeCallLogs puts them together when the call ends.
 import { MAX_LOG_BYTES, MAX_LOG_LINES, type LogLine } from '../isolate/live-call.js';
-import type { Capability, CapabilityContext } from '../plugin/plugin-tools.js';
+import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, stringField } from './capability-argument.js';
 
 const LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);

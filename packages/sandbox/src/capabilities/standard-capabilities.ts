@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { SandboxError } from '../errors/sandbox-error.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
-import type { Capability } from '../plugin/plugin-tools.js';
+import type { Capability } from '../plugin/capability-handler.js';
 import { DEFAULT_KV_MAX_BYTES, kvCapabilities } from './kv.js';
 import type { KvStore } from './kv-store.js';
 import { logCapability } from './log.js';

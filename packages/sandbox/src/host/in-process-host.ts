@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { MessageChannel } from 'node:worker_threads';
-import { NO_USAGE, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 
@@ -79,6 +79,8 @@ export class InProcessHost implements SandboxHost {
         return { ok: false, code: 'TIMEOUT', message: `did not finish within ${taskTimeoutMs(task)} ms, and its sandbox worker stopped answering (replaced)`, usage: NO_USAGE };
       }
       if (error instanceof Error && error.name === 'AbortError') {
+        // Still queued (no worker stamped it): Piscina just dropped it, and none of its code ran.
+        if (!backstop.started()) return NOT_DISPATCHED;
         // Piscina terminates the worker running an aborted task: its isolates go with it.
         return { ok: false, code: 'ABORTED', message: 'cancelled while running', usage: NO_USAGE };
       }

@@ -8,6 +8,7 @@
 // pool, and one sweep a pool checks every armed task.
 import { onAbort } from '@airlock/core';
 import type { SandboxTask } from '../isolate/protocol.js';
+import { taskBudget } from '../isolate/task-budgets.js';
 
 /** Beyond the task's own wall-clock budget, before the worker is given up on. */
 export const BACKSTOP_GRACE_MS = 1000;
@@ -15,21 +16,10 @@ export const BACKSTOP_GRACE_MS = 1000;
 const SWEEP_MS = 100;
 /** Start-time slots shared with the workers; more tasks in flight than this get a buffer of their own. */
 const CLOCK_SLOTS = 1024;
-/** Budgets of the tasks that are not calls (the runner's own caps). */
-const CLASSIFY_TIMEOUT_MS = 250;
-const DESCRIBE_TIMEOUT_CAP_MS = 5000;
 
+/** The task's own wall-clock budget (task-budgets.ts, the one the worker's watchdog enforces). */
 export function taskTimeoutMs(task: SandboxTask): number {
-  switch (task.kind) {
-    case 'call':
-      return task.plugin.limits.timeoutMs;
-    case 'classify':
-      return CLASSIFY_TIMEOUT_MS;
-    case 'describe':
-      return Math.min(task.plugin.limits.timeoutMs, DESCRIBE_TIMEOUT_CAP_MS);
-    case 'ping':
-      return 0;
-  }
+  return taskBudget(task).timeoutMs;
 }
 
 /** Where a worker stamps the task's start: a slot of the pool's shared clocks, or (all taken) a buffer of the task's own. */
@@ -69,6 +59,8 @@ export interface ArmedTask {
   readonly clock: TaskClock;
   /** The task overran (as opposed to being cancelled by its caller). */
   readonly fired: () => boolean;
+  /** A worker started the task (it stamped its clock); read before stop(). */
+  readonly started: () => boolean;
   /** The task was answered: disarm, and free its clock. */
   stop(): void;
 }
@@ -112,6 +104,7 @@ export class TaskBackstop {
       signal,
       clock,
       fired: () => armed.fired,
+      started: () => startedAt() !== 0,
       stop: () => {
         if (!this.#armed.delete(armed)) return;
         unwatch?.();

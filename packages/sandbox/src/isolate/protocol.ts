@@ -48,8 +48,8 @@ export type SandboxTask =
  */
 export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate' | 'hang-worker';
 
-/** Codes a sandboxed call can end with, beyond success. */
-export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED';
+/** Codes a sandboxed call can end with, beyond success (ABORTED_BEFORE_DISPATCH: cancelled while queued for a worker). */
+export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED' | 'ABORTED_BEFORE_DISPATCH';
 
 export interface Usage {
   readonly cpuMs: number;
@@ -69,3 +69,6 @@ export type SandboxOutcome =
   | { readonly ok: false; readonly code: SandboxFailureCode; readonly message: string; readonly usage: Usage; readonly logs?: CallLogs };
 
 export const NO_USAGE: Usage = Object.freeze({ cpuMs: 0, wallMs: 0, bytesIn: 0, bytesOut: 0 });
+
+/** The answer to a task cancelled before any worker started it: no plugin code of it ran. */
+export const NOT_DISPATCHED: SandboxOutcome = Object.freeze({ ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: 'cancelled while waiting for a sandbox worker', usage: NO_USAGE });

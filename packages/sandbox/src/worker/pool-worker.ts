@@ -4,6 +4,7 @@ import { IsolateRunner } from '../isolate/isolate-runner.js';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from '../isolate/protocol.js';
 import { NO_USAGE } from '../isolate/protocol.js';
+import { PendingRequests } from '../rpc/pending-requests.js';
 
 const runner = new IsolateRunner();
 /** The pool's shared start clocks (InProcessHost passes them as workerData). */
@@ -19,24 +20,19 @@ function stampStart(clock: PoolTask['clock']): void {
 
 /** Capability calls of one task go out on its own port; every unanswered one fails at the end. */
 function overPort(port: MessagePort): { handler: CapabilityHandler; close: () => void } {
-  let next = 1;
-  const waiting = new Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>();
+  const waiting = new PendingRequests<string>();
   port.on('message', (reply: CapabilityReply) => {
-    const waiter = waiting.get(reply.id);
-    waiting.delete(reply.id);
-    if (reply.ok) waiter?.resolve(reply.json);
-    else waiter?.reject(new Error('capability failed'));
+    if (reply.ok) waiting.resolve(reply.id, reply.json);
+    else waiting.fail(reply.id, 'capability failed');
   });
   return {
     handler: (name, json) =>
-      new Promise((resolve, reject) => {
-        const id = next;
-        next += 1;
-        waiting.set(id, { resolve, reject });
+      waiting.request(undefined, (id) => {
         port.postMessage({ id, name, json });
+        return true;
       }),
     close: () => {
-      for (const waiter of waiting.values()) waiter.reject(new Error('the call ended'));
+      waiting.close('the call ended');
       port.close();
     },
   };
