@@ -113,4 +113,28 @@ describe('log capability', () => {
     expect(flood.metadata?.logs).toHaveLength(100);
     expect(flood.metadata?.logsDropped).toBe(51);
   });
+
+  it('keeps console lines and log requests in the order the plugin emitted them', async () => {
+    const { run } = await open({}, { capabilities: ['log'] });
+    const result = await run('interleave', {});
+    expect(result).toMatchObject({ isError: false, value: 'interleaved' });
+    expect(result.metadata?.logs).toEqual([
+      { level: 'info', message: 'one' },
+      { level: 'info', message: 'two' },
+      { level: 'warn', message: 'three' },
+      { level: 'error', message: 'four {"n":4}' },
+      { level: 'info', message: 'five' },
+      { level: 'debug', message: 'six \u001b[2J' },
+      { level: 'error', message: 'seven' },
+    ]);
+  });
+
+  it('refuses a malformed log request in the plugin, and keeps no line of it', async () => {
+    const { cap, run } = await open({}, { capabilities: ['log'] });
+    for (const argument of [{ level: 'loud', message: 'x' }, { level: 'info' }, 'text', null]) {
+      expect(await cap('log', argument as JsonValue), JSON.stringify(argument)).toEqual({ ok: false, error: 'capability log failed' });
+    }
+    const result = await run('cap', { name: 'log', argument: { level: 'info', message: 'm'.repeat(5000) } });
+    expect((result.metadata?.logs as { message: string }[])[0]!.message).toHaveLength(2000 + '… (truncated)'.length);
+  });
 });

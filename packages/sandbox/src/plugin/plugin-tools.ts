@@ -7,7 +7,6 @@ import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
 import type { Admission, Grant } from './admission.js';
 import { callsWorthClassifying } from './calls-worth-classifying.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
-import { attachCallLog, mergeCallLogs } from '../capabilities/log.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -67,7 +66,6 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         // Only calls of a plugin granted capabilities need a scope that ends with the call.
         const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
         const context: CapabilityContext | undefined = scope === undefined ? undefined : { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) };
-        const callLog = context === undefined ? undefined : attachCallLog(context);
         const counts: CapabilityCounts = { requests: 0, bytesIn: 0, bytesOut: 0 };
         const capabilities = context === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, context, counts);
         let outcome;
@@ -82,8 +80,9 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
           scope?.abort();
           grant.release();
         }
-        // The plugin's console and its log capability: one per-call log, for the operator (never for the model).
-        const logs = mergeCallLogs(outcome.logs, callLog);
+        // The plugin's console and its log capability: one per-call log, in the order the plugin
+        // wrote it, for the operator (never for the model).
+        const logs = outcome.logs;
         exec.setMetadata({
           cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name,
           ...(counts.requests === 0 ? {} : { capabilityRequests: counts.requests, capabilityBytesIn: counts.bytesIn, capabilityBytesOut: counts.bytesOut }),
