@@ -20,6 +20,7 @@ import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
 import { checkSandboxOptions } from './options/check-sandbox-options.js';
 import { standardCapabilities, type StandardCapabilityOptions } from './capabilities/standard-capabilities.js';
+import { unsuppliedSecrets } from './capabilities/secret-warnings.js';
 
 export interface SandboxOptions extends StandardCapabilityOptions {
   /**
@@ -64,6 +65,8 @@ export interface PluginReport {
   readonly name: string | undefined;
   readonly tools: readonly string[];
   readonly problems: readonly string[];
+  /** Not problems (the plugin loads), but worth saying: a secret the manifest names that this host does not supply. */
+  readonly warnings: readonly string[];
 }
 
 export interface Sandbox {
@@ -145,10 +148,11 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
     if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
       tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems);
     }
+    const warnings = folder.manifest === undefined ? [] : unsuppliedSecrets(folder.manifest, options.secrets).map((warning) => `${folder.manifestPath}: ${warning}`);
     const plugin = problems.length === 0 && folder.manifest !== undefined && folder.spec !== undefined
-      ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools }
+      ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools, warnings }
       : undefined;
-    return { report: { dir, name: folder.manifest?.name, tools: tools.map((tool) => tool.name), problems }, plugin };
+    return { report: { dir, name: folder.manifest?.name, tools: tools.map((tool) => tool.name), problems, warnings }, plugin };
   };
 
   const checkPlugins = async (paths: readonly string[]): Promise<PluginReport[]> => {
