@@ -77,6 +77,30 @@ describe('kv capability', () => {
     expect((big as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(4);
   });
 
+  it('counts every request of a call in its metadata, refused ones too, and the JSON bytes that crossed each way', async () => {
+    const { run } = await open({ kv: join(base, 'counts.sqlite') });
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+    const requests = [
+      { name: 'kv.set', argument: { key: 'k', value: { n: '€' } } },
+      { name: 'kv.get', argument: { key: 'k' } },
+      { name: 'log', argument: { level: 'info', message: 'hi' } },
+    ];
+    const result = await run('many', { requests });
+    const answers = result.value as { ok: boolean; value?: JsonValue }[];
+    expect(answers.every((answer) => answer.ok)).toBe(true);
+    expect(result.metadata).toMatchObject({
+      capabilityRequests: 3,
+      capabilityBytesIn: requests.reduce((sum, request) => sum + bytes(request.argument), 0),
+      capabilityBytesOut: answers.reduce((sum, answer) => sum + bytes(answer.value ?? null), 0),
+    });
+    // Twenty at once: sixteen may wait at the host, four are refused in the worker; all twenty count.
+    const line = { level: 'info', message: 'hi' };
+    const flood = await run('many', { requests: Array.from({ length: 20 }, () => ({ name: 'log', argument: line })) });
+    const answered = (flood.value as { ok: boolean }[]).filter((answer) => answer.ok).length;
+    expect(answered).toBe(16);
+    expect(flood.metadata).toMatchObject({ capabilityRequests: 20, capabilityBytesIn: 16 * bytes(line), capabilityBytesOut: 16 * bytes(null) });
+  });
+
   it('refuses hostile keys and arguments with a generic error', async () => {
     const { cap } = await open({ kv: join(base, 'hostile.sqlite') });
     for (const argument of [{ key: '' }, { key: 'a\u0000b' }, { key: 'k'.repeat(513) }, { key: 42 }, 'key', null, { key: 'k' }]) {

@@ -66,11 +66,13 @@ export class IsolateRunner {
       case 'call': {
         // What the plugin's console said, attached to the outcome however the call ended.
         let logsOf: (() => CallLogs) | undefined;
+        let requestsOf: (() => number) | undefined;
         const outcome = await this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, async (realm, isolate, start, atEnd) => {
           const call = this.#calls.open({ isolate, granted: new Set(task.plugin.capabilities), capabilities, start });
           // Closed however the task ends (a kill included): from then on its requests find nothing.
           atEnd(() => this.#calls.close(call));
           logsOf = () => call.logs();
+          requestsOf = () => call.requests;
           const context = JSON.stringify({ callId: task.callId, tenant: task.tenant });
           call.trackEntry(start([realm.namespace.derefInto(), 'call', call.token, task.tool, task.argsJson, task.plugin.limits.maxOutputBytes, context]));
           const report = await call.finished;
@@ -82,7 +84,13 @@ export class IsolateRunner {
           };
         });
         const logs = logsOf?.();
-        return logs === undefined || (logs.lines.length === 0 && logs.dropped === 0) ? outcome : { ...outcome, logs };
+        const requests = requestsOf?.() ?? 0;
+        return {
+          ...outcome,
+          ...(logs === undefined || (logs.lines.length === 0 && logs.dropped === 0) ? {} : { logs }),
+          // Every request counts, the ones refused here (not granted, too large, too many) too.
+          ...(requests > 0 ? { capabilityRequests: requests } : {}),
+        };
       }
     }
   }

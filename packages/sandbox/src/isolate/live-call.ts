@@ -71,6 +71,11 @@ export class LiveCall {
     this.finished.catch(() => undefined); // raced by the runner, which observes it
   }
 
+  /** Capability requests the realm made while the call ran, refused ones included. */
+  get requests(): number {
+    return this.#requests;
+  }
+
   /** Capability requests the host has not answered into the realm (left pending there for ever). */
   get unanswered(): number {
     return this.#unanswered;

@@ -83,9 +83,11 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         // The plugin's console and its log capability: one per-call log, in the order the plugin
         // wrote it, for the operator (never for the model).
         const logs = outcome.logs;
+        // The worker counts every request (refused ones too); the host, those that reached it.
+        const requests = Math.max(outcome.capabilityRequests ?? 0, counts.requests);
         exec.setMetadata({
           cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name,
-          ...(counts.requests === 0 ? {} : { capabilityRequests: counts.requests, capabilityBytesIn: counts.bytesIn, capabilityBytesOut: counts.bytesOut }),
+          ...(requests === 0 ? {} : { capabilityRequests: requests, capabilityBytesIn: counts.bytesIn, capabilityBytesOut: counts.bytesOut }),
           // The --json report and stderr show it.
           ...(logs === undefined ? {} : { logs: logs.lines.map((line) => ({ level: line.level, message: line.message })), ...(logs.dropped > 0 ? { logsDropped: logs.dropped } : {}) }),
         });
@@ -96,7 +98,7 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
   );
 }
 
-/** One call's capability traffic, for its metadata: requests answered or refused, JSON bytes each way. */
+/** One call's capability traffic that reached the host, for its metadata: requests, JSON bytes each way. */
 interface CapabilityCounts {
   requests: number;
   bytesIn: number;
