@@ -91,10 +91,10 @@ describe('fetch capability', () => {
   });
 
   it('refuses loopback and metadata addresses reached through a wildcard, whatever DNS says', async () => {
-    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'] });
+    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'], 'hexmapped.test': ['::ffff:7f00:1'], 'compat.test': ['::7f00:1'] });
     const allow = [`http://*.test:${portA}`, 'http://*.test'];
     const { fetch } = await open({ network: { allow } }, { network: { allow, resolve } });
-    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test']) {
+    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test', 'hexmapped.test', 'compat.test']) {
       expect(await fetch({ url: `http://${host}:${portA}/hello` }), host).toMatchObject({ ok: false });
     }
     expect(await fetch({ url: 'http://169.254.169.254/latest/meta-data/' })).toMatchObject({ ok: false });
@@ -188,7 +188,7 @@ describe('fetch capability', () => {
   });
 
   it('checks the manifest\'s network and secrets keys by path', async () => {
-    const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: ['https://example.com/path', 'ftp://x'] }, secrets: { T: { origins: [A], header: 'Authorization', format: 'Bearer' } } });
+    const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: ['https://example.com/path', 'ftp://x'] }, secrets: { T: { origins: [A], header: 'Authorization', format: 'Bearer' }, U: { origins: [A], header: 'Host', format: '{secret}' } } });
     const sandbox = createSandbox({ mode: 'in-process', network: { allow: [A] } });
     opened.push(sandbox);
     const [report] = await sandbox.checkPlugins([dir]);
@@ -196,5 +196,6 @@ describe('fetch capability', () => {
     expect(problems).toContain('network.allow.0 must be an origin');
     expect(problems).toContain('network.allow.1 must be an origin');
     expect(problems).toContain('secrets.T.format must contain "{secret}"');
+    expect(problems).toContain('secrets.U.header must not be a header the host sets itself');
   });
 });

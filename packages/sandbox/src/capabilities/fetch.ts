@@ -22,7 +22,7 @@ const MAX_REDIRECTS = 5;
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Headers only the host sets: framing, routing and connection management. */
-const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
 
 /** Resolves a host name to its addresses; the default asks the OS (tests pass their own). */
 export type Resolver = (hostname: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
