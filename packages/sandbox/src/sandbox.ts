@@ -55,7 +55,8 @@ export interface SandboxOptions extends StandardCapabilityOptions {
    * Your own host functions plugins may be granted by name (manifest `capabilities`), next to
    * the standard ones (`log` always; `workspace.*` and `kv.*` when options.workspace and
    * options.kv configure them). Each takes and returns JSON; a failure reaches the plugin as
-   * a generic error. Yours may replace `log`, not a configured standard one.
+   * a generic error. Yours may replace `log` (a well-formed request still joins the call's
+   * log, where the worker records it in order), not a configured standard one.
    */
   readonly capabilities?: Readonly<Record<string, Capability>>;
 }
