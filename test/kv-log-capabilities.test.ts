@@ -86,7 +86,7 @@ describe('kv capability', () => {
       { name: 'log', argument: { level: 'info', message: 'hi' } },
     ];
     const result = await run('many', { requests });
-    const answers = result.value as { ok: boolean; value?: JsonValue }[];
+    const answers = (result as unknown as { value: { ok: boolean; value?: JsonValue }[] }).value;
     expect(answers.every((answer) => answer.ok)).toBe(true);
     expect(result.metadata).toMatchObject({
       capabilityRequests: 3,
@@ -96,7 +96,7 @@ describe('kv capability', () => {
     // Twenty at once: sixteen may wait at the host, four are refused in the worker; all twenty count.
     const line = { level: 'info', message: 'hi' };
     const flood = await run('many', { requests: Array.from({ length: 20 }, () => ({ name: 'log', argument: line })) });
-    const answered = (flood.value as { ok: boolean }[]).filter((answer) => answer.ok).length;
+    const answered = (flood as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok).length;
     expect(answered).toBe(16);
     expect(flood.metadata).toMatchObject({ capabilityRequests: 20, capabilityBytesIn: 16 * bytes(line), capabilityBytesOut: 16 * bytes(null) });
   });

@@ -23,7 +23,7 @@ export async function openSandbox(pluginPaths: readonly string[], capabilities: 
   }
   try {
     const loaded = await sandbox.loadPlugins(pluginPaths);
-    writeWarnings(loaded.flatMap((plugin) => plugin.warnings));
+    writeWarnings(loaded.flatMap((plugin) => plugin.warnings ?? []));
   } catch (error) {
     await sandbox.close();
     if (SandboxError.isInstance(error)) {
