@@ -55,7 +55,11 @@ describe('--workspace and --kv', () => {
   });
 
   it('--allow-net offers fetch to that origin, and --secret adds a secret from the environment the plugin never sees', async () => {
-    const server = createServer((req, res) => res.end(JSON.stringify({ authorization: req.headers.authorization ?? null })));
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests += 1;
+      res.end(JSON.stringify({ authorization: req.headers.authorization ?? null }));
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
@@ -71,6 +75,19 @@ describe('--workspace and --kv', () => {
       expect(stdout).not.toContain('tok-123456');
       const refused = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', 'https://example.com', '--json']);
       expect(JSON.parse(refused.stdout).results[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR' } });
+
+      // No --secret for the secret the manifest names: a warning at check and at start, and
+      // the request that needs it is refused in the plugin, never sent without it.
+      const warning = 'secrets.TOKEN: this host supplies no value for it, so fetch refuses requests to its origins (give it with --secret TOKEN=env:VARIABLE)';
+      const check = await airlock(['check', plugin, '--allow-net', origin]);
+      expect(check.code).toBe(0);
+      expect(check.stdout).toContain(warning);
+      const sent = requests;
+      const bare = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--json']);
+      expect(bare.code).toBe(0);
+      expect(bare.stderr).toContain(`airlock: warning: ${join(plugin, 'airlock.plugin.json')}: ${warning}`);
+      expect(JSON.parse(bare.stdout).results[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR', message: expect.stringContaining('capability fetch failed') } });
+      expect(requests).toBe(sent);
     } finally {
       server.close();
     }

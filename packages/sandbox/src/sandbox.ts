@@ -24,6 +24,7 @@ import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
 import { checkSandboxOptions } from './options/check-sandbox-options.js';
 import { standardCapabilities, type StandardCapabilityOptions } from './capabilities/standard-capabilities.js';
+import { unsuppliedSecrets } from './capabilities/secret-warnings.js';
 
 export interface SandboxOptions extends StandardCapabilityOptions {
   /**
@@ -58,7 +59,8 @@ export interface SandboxOptions extends StandardCapabilityOptions {
    * Your own host functions plugins may be granted by name (manifest `capabilities`), next to
    * the standard ones (`log` always; `workspace.*` and `kv.*` when options.workspace and
    * options.kv configure them). Each takes and returns JSON; a failure reaches the plugin as
-   * a generic error. Yours may replace `log`, not a configured standard one.
+   * a generic error. Yours may replace `log` (a well-formed request still joins the call's
+   * log, where the worker records it in order), not a configured standard one.
    */
   readonly capabilities?: Readonly<Record<string, Capability>>;
 }
@@ -68,6 +70,8 @@ export interface PluginReport {
   readonly name: string | undefined;
   readonly tools: readonly string[];
   readonly problems: readonly string[];
+  /** Not problems (the plugin loads), but worth saying: a secret the manifest names that this host does not supply. */
+  readonly warnings: readonly string[];
 }
 
 export interface Sandbox {
@@ -150,10 +154,11 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
     if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
       tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems);
     }
+    const warnings = folder.manifest === undefined ? [] : unsuppliedSecrets(folder.manifest, options.secrets).map((warning) => `${folder.manifestPath}: ${warning}`);
     const plugin = problems.length === 0 && folder.manifest !== undefined && folder.spec !== undefined
-      ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools }
+      ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools, warnings }
       : undefined;
-    return { report: { dir, name: folder.manifest?.name, tools: tools.map((tool) => tool.name), problems }, plugin };
+    return { report: { dir, name: folder.manifest?.name, tools: tools.map((tool) => tool.name), problems, warnings }, plugin };
   };
 
   const checkPlugins = async (paths: readonly string[]): Promise<PluginReport[]> => {

@@ -48,7 +48,9 @@ ${HOST_CAPABILITY_HELP}
   -h, --help          show this help
 
 "ask" goes to the client as an elicitation when it supports one; otherwise the call
-ends as APPROVAL_UNAVAILABLE.
+ends as APPROVAL_UNAVAILABLE. What a call's plugin logs (its console and the log
+capability) goes to the client as MCP logging notifications on that call's request, in
+the order it was written; logging/setLevel sets the lowest level sent.
 
 Example (an MCP client's configuration):
   { "mcpServers": { "airlock": ${mcpServerEntry(['serve', '--plugins', '/path/to/plugins'])} } }`;

@@ -40,7 +40,13 @@ export class IsolateRunner {
         const outcome = await this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, call.body);
         // What the plugin's console said, attached to the outcome however the call ended.
         const logs = call.logs();
-        return logs === undefined || (logs.lines.length === 0 && logs.dropped === 0) ? outcome : { ...outcome, logs };
+        const requests = call.requests();
+        return {
+          ...outcome,
+          ...(logs === undefined || (logs.lines.length === 0 && logs.dropped === 0) ? {} : { logs }),
+          // Every request counts, the ones refused here (not granted, too large, too many) too.
+          ...(requests > 0 ? { capabilityRequests: requests } : {}),
+        };
       }
     }
   }

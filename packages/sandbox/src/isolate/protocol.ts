@@ -64,9 +64,15 @@ export interface CallLogs {
   readonly dropped: number;
 }
 
+/** What a call leaves besides its answer: its plugin's log, and every capability request it made (refused ones too). */
+interface CallTraces {
+  readonly logs?: CallLogs;
+  readonly capabilityRequests?: number;
+}
+
 export type SandboxOutcome =
-  | { readonly ok: true; readonly json: string; readonly usage: Usage; readonly logs?: CallLogs }
-  | { readonly ok: false; readonly code: SandboxFailureCode; readonly message: string; readonly usage: Usage; readonly logs?: CallLogs };
+  | ({ readonly ok: true; readonly json: string; readonly usage: Usage } & CallTraces)
+  | ({ readonly ok: false; readonly code: SandboxFailureCode; readonly message: string; readonly usage: Usage } & CallTraces);
 
 export const NO_USAGE: Usage = Object.freeze({ cpuMs: 0, wallMs: 0, bytesIn: 0, bytesOut: 0 });
 

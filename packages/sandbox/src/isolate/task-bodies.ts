@@ -35,6 +35,8 @@ export interface CallTaskBody {
   readonly body: Body;
   /** What the plugin's console said, however the call ended (undefined if it never opened). */
   readonly logs: () => CallLogs | undefined;
+  /** Capability requests the call made, refused ones included (0 if it never opened). */
+  readonly requests: () => number;
 }
 
 export function callTaskBody(task: Extract<SandboxTask, { kind: 'call' }>, calls: CallRegistry, capabilities: CapabilityHandler | undefined): CallTaskBody {
@@ -54,5 +56,5 @@ export function callTaskBody(task: Extract<SandboxTask, { kind: 'call' }>, calls
       reusable: call.unanswered === 0,
     };
   };
-  return { body, logs: () => opened?.logs() };
+  return { body, logs: () => opened?.logs(), requests: () => opened?.requests ?? 0 };
 }

@@ -18,7 +18,7 @@ export interface CapabilityContext {
 /** A host function a manifest may be granted by name: JSON in, JSON out. */
 export type Capability = (argument: JsonValue, context: CapabilityContext) => JsonValue | Promise<JsonValue>;
 
-/** One call's capability traffic, for its metadata: requests answered or refused, JSON bytes each way. */
+/** One call's capability traffic that reached the host, for its metadata: requests, JSON bytes each way. */
 export interface CapabilityCounts {
   requests: number;
   bytesIn: number;

@@ -9,7 +9,6 @@ import { capabilityHandler, type Capability, type CapabilityContext, type Capabi
 import type { Verdicts } from './classify-in-sandbox.js';
 import { DEFAULT_TENANT } from './default-tenant.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
-import { attachCallLog, mergeCallLogs } from '../capabilities/log.js';
 
 export interface CallHooks {
   readonly admission: Admission;
@@ -51,7 +50,6 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         // Only calls of a plugin granted capabilities need a scope that ends with the call.
         const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
         const context: CapabilityContext | undefined = scope === undefined ? undefined : { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) };
-        const callLog = context === undefined ? undefined : attachCallLog(context);
         const counts: CapabilityCounts = { requests: 0, bytesIn: 0, bytesOut: 0 };
         const capabilities = context === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, context, counts);
         let outcome;
@@ -66,11 +64,14 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
           scope?.abort();
           grant.release();
         }
-        // The plugin's console and its log capability: one per-call log, for the operator (never for the model).
-        const logs = mergeCallLogs(outcome.logs, callLog);
+        // The plugin's console and its log capability: one per-call log, in the order the plugin
+        // wrote it, for the operator (never for the model).
+        const logs = outcome.logs;
+        // The worker counts every request (refused ones too); the host, those that reached it.
+        const requests = Math.max(outcome.capabilityRequests ?? 0, counts.requests);
         exec.setMetadata({
           cpuMs: outcome.usage.cpuMs, wallMs: outcome.usage.wallMs, bytesIn: outcome.usage.bytesIn, bytesOut: outcome.usage.bytesOut, plugin: plugin.name,
-          ...(counts.requests === 0 ? {} : { capabilityRequests: counts.requests, capabilityBytesIn: counts.bytesIn, capabilityBytesOut: counts.bytesOut }),
+          ...(requests === 0 ? {} : { capabilityRequests: requests, capabilityBytesIn: counts.bytesIn, capabilityBytesOut: counts.bytesOut }),
           // The --json report and stderr show it.
           ...(logs === undefined ? {} : { logs: logs.lines.map((line) => ({ level: line.level, message: line.message })), ...(logs.dropped > 0 ? { logsDropped: logs.dropped } : {}) }),
         });
