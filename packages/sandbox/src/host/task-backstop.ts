@@ -3,7 +3,7 @@
 // grace after it *started* in a worker is aborted, which makes Piscina replace the worker,
 // and its call is answered. Time spent queued for a worker is never counted.
 import { onAbort } from '@airlock/core';
-import type { SandboxTask } from '../isolate/protocol.js';
+import type { SandboxTask } from '../worker/worker-protocol.js';
 
 /** Beyond the task's own wall-clock budget, before the worker is given up on. */
 export const BACKSTOP_GRACE_MS = 1000;

@@ -8,7 +8,7 @@ import { CallRegistry } from './call-registry.js';
 import { decodeEnvelope, decodeReport } from './decode-outcome.js';
 import { failureCode } from './failure-code.js';
 import { disposeQuietly, IsolateSlots, type IsolateSlot } from './isolate-slots.js';
-import { NO_USAGE, type CallLogs, type CapabilityHandler, type PluginSpec, type SandboxFailureCode, type SandboxOutcome, type SandboxTask, type Usage } from './protocol.js';
+import { NO_USAGE, type CallLogs, type CapabilityHandler, type PluginSpec, type SandboxFailureCode, type SandboxOutcome, type SandboxTask, type Usage } from '../worker/worker-protocol.js';
 import { buildRealm, compileBootstrap, evaluateRealm, PluginLoadFailure, releaseRealm, type Realm } from './realm.js';
 import { compileRealmGlobals } from './install-realm-globals.js';
 import { runTask } from './run-task.js';

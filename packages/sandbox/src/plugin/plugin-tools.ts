@@ -3,8 +3,8 @@
 // the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
 import { ToolCallError, defineTool, snapshotJson, toolNameMatcher, type AnyTool, type JsonObject, type JsonValue, type ParsedCall, type PolicyRule, type PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
-import type { CapabilityHandler, Fault } from '../isolate/protocol.js';
-import type { Admission, Grant } from './admission.js';
+import type { CapabilityHandler, Fault } from '../worker/worker-protocol.js';
+import type { Admission, Grant } from '../admission/admission.js';
 import { callsWorthClassifying } from './calls-worth-classifying.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 import { attachCallLog, mergeCallLogs } from '../capabilities/log.js';
