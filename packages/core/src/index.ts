@@ -46,17 +46,10 @@ export type { ArgumentCondition } from './permission/path-condition.js';
 
 export { PIPELINE_STAGES } from './pipeline/stage-order.js';
 export type { PipelineStage } from './pipeline/stage-order.js';
-export { DEFAULT_LIMITS } from './pipeline/pipeline-config.js';
-export type {
-  ApprovalRequest,
-  Approver,
-  ExecuteWrapper,
-  Guard,
-  GuardInput,
-  ParsedCall,
-  PipelineLimits,
-  PipelineObservers,
-} from './pipeline/pipeline-config.js';
+export { DEFAULT_LIMITS } from './pipeline/pipeline-limits.js';
+export type { PipelineLimits } from './pipeline/pipeline-limits.js';
+export type { ApprovalRequest, Approver, ExecuteWrapper, Guard, GuardInput, PipelineObservers } from './pipeline/hooks.js';
+export type { ParsedCall } from './pipeline/parsed-call.js';
 export { classifyCall, groupCalls } from './scheduler/classify-call.js';
 export type { CallClass } from './scheduler/classify-call.js';
 export type { PreSchedule, TurnOptions } from './scheduler/run-turn.js';

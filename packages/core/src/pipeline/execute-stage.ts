@@ -6,7 +6,8 @@ import type { ResultMetadata } from '../result/tool-result.js';
 import type { ExecContext } from '../tool/tool-definition.js';
 import { NEVER_ABORTED, linkAbortSignal, mergeAbortSignals } from '../util/merge-abort-signals.js';
 import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
-import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineConfig } from './pipeline-config.js';
 
 export type ExecuteOutcome =
   | { readonly ok: true; readonly value: unknown; readonly metadata: ResultMetadata | undefined }

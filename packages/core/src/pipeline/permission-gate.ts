@@ -2,7 +2,9 @@
 // only on an explicit yes (the literal `true`) from the approver.
 import type { JsonObject } from '../json/json-types.js';
 import { messageOf } from '../util/sanitize-message.js';
-import type { Approver, ParsedCall, PipelineConfig } from './pipeline-config.js';
+import type { Approver } from './hooks.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineConfig } from './pipeline-config.js';
 
 export type GateOutcome =
   | { readonly allowed: true }

@@ -6,7 +6,8 @@ import { snapshotJson } from '../json/snapshot-json.js';
 import { draftFailure, type DraftResult } from '../result/tool-result.js';
 import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
 import { describeValidationErrors } from '../validation/describe-errors.js';
-import type { ParsedCall, PipelineLimits } from './pipeline-config.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineLimits } from './pipeline-limits.js';
 
 export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, limits: PipelineLimits): DraftResult {
   const { definition, validateOutput } = call.tool!;

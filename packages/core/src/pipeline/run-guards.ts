@@ -2,7 +2,8 @@
 // denies too, so a faulty guard fails closed.
 import type { JsonObject } from '../json/json-types.js';
 import { messageOf } from '../util/sanitize-message.js';
-import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineConfig } from './pipeline-config.js';
 
 export async function runGuards(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined): Promise<string | undefined> {
   for (const [index, guard] of config.guards.entries()) {
