@@ -80,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
     if (process.env.AIRLOCK_DEBUG === '1') process.stderr.write(`${String((error as Error).stack ?? error).split('\n').map(visible).join('\n')}\n`);
     const message = error instanceof Error ? error.message : String(error);
     // Messages quote file names, plugin problems and input: escaped, and kept to one line.
-    process.stderr.write(`airlock: ${visible(error instanceof UsageError ? message : `unexpected failure: ${message}`)}\n`);
+    process.stderr.write(`airlock: ${visible(UsageError.isInstance(error) ? message : `unexpected failure: ${message}`)}\n`);
     return 2;
   }
 }

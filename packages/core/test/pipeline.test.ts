@@ -273,7 +273,7 @@ describe('post-process and result', () => {
     expect(guard).not.toHaveBeenCalled();
     expect(finalize).toHaveBeenCalledTimes(1);
     expect(onResult).toHaveBeenCalledTimes(1);
-    expect(stages).toEqual(['result']);
+    expect(stages).toEqual(['parse', 'result']);
   });
 
   it('stages run in the declared order, and observer failures are contained', async () => {
@@ -282,7 +282,7 @@ describe('post-process and result', () => {
       observers: { onStage: (e) => { stages.push(e.stage); throw new Error('observer bug'); }, onResult: () => { throw new Error('observer bug'); } },
     }).run([call('t')]);
     expect(results[0]!.isError).toBe(false);
-    expect(stages).toEqual(PIPELINE_STAGES.filter((s) => s !== 'parse'));
+    expect(stages).toEqual([...PIPELINE_STAGES]);
   });
 
   it('zod-authored tools parse (and default) before execute', async () => {
