@@ -44,7 +44,8 @@ Options:
   -v, --version        print the version
 
 Exit codes: 0 success, 1 the work ran but a check failed, 2 bad usage or bad input.
-Set AIRLOCK_DEBUG=1 to see stack traces.
+Set AIRLOCK_DEBUG=1 to see stack traces; run and serve take --debug to print the failures
+the engine contained (a failing preSchedule hook, the scheduler, an observer).
 
 Examples:
   airlock run                                   # the bundled example

@@ -1,7 +1,7 @@
 // One MCP server session over the sandbox: tools/list is the allowlisted projection
 // (plus outputSchema), tools/call walks the full pipeline. Failures are isError results,
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
-import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type ToolRegistry } from '@airlock/core';
+import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type PipelineObservers, type ToolRegistry } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type RequestId, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -15,6 +15,8 @@ export interface McpSessionOptions {
   readonly approve: ReadonlySet<string>;
   readonly approveAll: boolean;
   readonly log: (line: string) => void;
+  /** --debug: failures the engine contained, for the operator. */
+  readonly onError?: PipelineObservers['onError'];
 }
 
 export function createMcpSession(options: McpSessionOptions): Server {
@@ -44,6 +46,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
     policy: { default: 'deny', rules: options.sandbox.policyRules() },
     preSchedule: options.sandbox.preSchedule,
     approver,
+    ...(options.onError === undefined ? {} : { observers: { onError: options.onError } }),
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
