@@ -69,6 +69,20 @@ describe('onError', () => {
     expect(onError).toHaveBeenCalled();
   });
 
+  it('a preparation stopped by the turn\'s own cancellation is not reported', async () => {
+    const errors = recorder();
+    const controller = new AbortController();
+    const results = await engine([tool('t')], {
+      preSchedule: (_calls, turn) => new Promise((_, reject) => {
+        turn.signal.addEventListener('abort', () => reject(new Error('cancelled while classifying')), { once: true });
+        controller.abort();
+      }),
+      observers: { onError: errors.onError },
+    }).run([call('t')], { signal: controller.signal });
+    expect(results[0]).toMatchObject({ isError: true, error: { code: 'ABORTED_BEFORE_DISPATCH' } });
+    expect(errors.seen).toEqual([]);
+  });
+
   it('without an onError, contained failures stay silent and every call is answered', async () => {
     const results = await engine([tool('t')], { preSchedule: () => Promise.reject(new Error('x')) }).run([call('t')]);
     expect(results[0]?.isError).toBe(false);

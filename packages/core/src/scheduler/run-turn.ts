@@ -56,7 +56,8 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
     if (preSchedule !== undefined && !signal.aborted) {
       // No verdict means exclusive: a preparation that throws, even synchronously, only costs parallelism.
       await Promise.resolve().then(() => preSchedule(parsed, { signal, tenant })).catch((error: unknown) => {
-        reportError(config.observers, 'PRESCHEDULE_FAILED', 'a preSchedule hook failed; the turn runs without its preparation', error, { source: 'preSchedule', tenant });
+        // A preparation stopped by the turn's own cancellation did not fail.
+        if (!signal.aborted) reportError(config.observers, 'PRESCHEDULE_FAILED', 'a preSchedule hook failed; the turn runs without its preparation', error, { source: 'preSchedule', tenant });
       });
     }
     for (const group of groupCalls(parsed)) {
