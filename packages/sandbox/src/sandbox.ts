@@ -14,12 +14,12 @@ import { classifyInSandbox, type Verdicts } from './plugin/classify-in-sandbox.j
 import { DEFAULT_TENANT } from './plugin/default-tenant.js';
 import { pluginPolicyRules } from './plugin/plugin-policy-rules.js';
 import { pluginTools, type CallHooks } from './plugin/plugin-tools.js';
-import { Admission } from './plugin/admission.js';
+import { Admission } from './admission/admission.js';
 import { CrashQuarantine } from './host/crash-quarantine.js';
 import { ShardedHost } from './host/sharded-host.js';
 import { shardOf } from './host/shard-placement.js';
 import { tenancySettings, type FairShareSettings, type QuarantineSettings } from './tenancy-options.js';
-import type { Fault } from './isolate/protocol.js';
+import type { Fault } from './worker/worker-protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
 import { checkSandboxOptions } from './options/check-sandbox-options.js';

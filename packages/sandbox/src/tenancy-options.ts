@@ -2,7 +2,7 @@
 // key: a bad value is an error naming its path, an unknown key is an error too.
 import { SandboxError } from './errors/sandbox-error.js';
 import { DEFAULT_QUARANTINE, type QuarantineOptions } from './host/crash-quarantine.js';
-import { CLAIM_MS } from './plugin/fair-share.js';
+import { CLAIM_MS } from './admission/fair-share.js';
 
 /** A claim longer than this would idle a thread for longer than it protects anything. */
 const MAX_CLAIM_MS = 1000;

@@ -6,8 +6,8 @@
 import { ToolCallError } from '@airlock/core';
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { Admission, type Grant } from '../src/plugin/admission.js';
-import { FairShare } from '../src/plugin/fair-share.js';
+import { Admission, type Grant } from '../src/admission/admission.js';
+import { FairShare } from '../src/admission/fair-share.js';
 
 const never = new AbortController().signal;
 /** One process holding every thread. */

@@ -13,6 +13,7 @@ import { mcpServerEntry } from '../support/bin-path.js';
 import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
+import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { openSandbox } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { visible } from '../support/terminal-text.js';
@@ -45,6 +46,7 @@ Options:
   --approve-all       answer every "ask" with yes
   --capabilities <m>  an ES module whose default export names host functions plugins may be granted
 ${HOST_CAPABILITY_HELP}
+${DEBUG_HELP}
   -h, --help          show this help
 
 "ask" goes to the client as an elicitation when it supports one; otherwise the call
@@ -72,6 +74,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'approve-all': { type: 'boolean' },
     capabilities: { type: 'string' },
     ...HOST_CAPABILITY_FLAGS,
+    debug: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -99,6 +102,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values));
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const registry = new ToolRegistry(sandbox.tools());
+  const onError = debugOnError(debugEnabled(values.debug));
   const session = (tenant: string): McpSessionOptions => ({
     sandbox,
     registry,
@@ -107,6 +111,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     approve: new Set(values.approve ?? []),
     approveAll: values['approve-all'] === true,
     log,
+    ...(onError === undefined ? {} : { onError }),
   });
   const tools = sandbox.tools().map((tool) => tool.name);
   log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}`);

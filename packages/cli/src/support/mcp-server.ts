@@ -3,7 +3,7 @@
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
 // What a call's plugin logged (its console and the log capability) reaches the client as
 // logging notifications on that call's own request, at or above the level it set.
-import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type ToolRegistry, type ToolResult } from '@airlock/core';
+import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -17,6 +17,8 @@ export interface McpSessionOptions {
   readonly approve: ReadonlySet<string>;
   readonly approveAll: boolean;
   readonly log: (line: string) => void;
+  /** --debug: failures the engine contained, for the operator. */
+  readonly onError?: PipelineObservers['onError'];
 }
 
 export function createMcpSession(options: McpSessionOptions): Server {
@@ -52,8 +54,11 @@ export function createMcpSession(options: McpSessionOptions): Server {
     policy: { default: 'deny', rules: options.sandbox.policyRules() },
     preSchedule: options.sandbox.preSchedule,
     approver,
-    // A cancelled call is answered at once; when its sandboxed body is stopped, the operator sees it.
-    observers: { onLateSettlement: ({ toolName, outcome }) => options.log(`${options.tenant} ${toolName} stopped after it was answered (${outcome})`) },
+    observers: {
+      // A cancelled call is answered at once; when its sandboxed body is stopped, the operator sees it.
+      onLateSettlement: ({ toolName, outcome }) => options.log(`${options.tenant} ${toolName} stopped after it was answered (${outcome})`),
+      ...(options.onError === undefined ? {} : { onError: options.onError }),
+    },
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({

@@ -1,7 +1,7 @@
 // Entry of a sandbox child process: a Piscina pool of isolate workers, driven over
 // IPC. If the parent goes away, so does this process.
-import { NO_USAGE } from '../isolate/protocol.js';
-import type { SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE } from '../worker/worker-protocol.js';
+import type { SandboxTask } from '../worker/worker-protocol.js';
 import type { FromChild, ToChild } from './child-protocol.js';
 import { THREADS_ENV } from './child-protocol.js';
 import { InProcessHost } from './in-process-host.js';

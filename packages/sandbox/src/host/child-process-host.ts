@@ -4,7 +4,7 @@
 // task starts a fresh child.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import type { InFlightPair } from './crash-quarantine.js';

@@ -1,5 +1,5 @@
 // Messages between the embedding process and its sandbox child, over Node IPC.
-import type { SandboxOutcome, SandboxTask } from '../isolate/protocol.js';
+import type { SandboxOutcome, SandboxTask } from '../worker/worker-protocol.js';
 
 export type ToChild =
   /** Sent once per plugin and child, before any task that needs it. */

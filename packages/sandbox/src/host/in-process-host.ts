@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { MessageChannel } from 'node:worker_threads';
-import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 

@@ -7,7 +7,7 @@
 // buffer per task: workers stamp a start time into a slot of one buffer shared with the
 // pool, and one sweep a pool checks every armed task.
 import { onAbort } from '@airlock/core';
-import type { SandboxTask } from '../isolate/protocol.js';
+import type { SandboxTask } from '../worker/worker-protocol.js';
 import { taskBudget } from '../isolate/task-budgets.js';
 
 /** Beyond the task's own wall-clock budget, before the worker is given up on. */

@@ -1,7 +1,7 @@
 // Turns what a realm sent back into an outcome. The realm is untrusted: its strings are
 // parsed defensively, sizes re-checked on this side, and only codes a plugin may end
 // with are accepted from it; every limit verdict is the host's own.
-import type { SandboxFailureCode, SandboxOutcome, Usage } from './protocol.js';
+import type { SandboxFailureCode, SandboxOutcome, Usage } from '../worker/worker-protocol.js';
 
 /** Codes a realm may report; CPU, memory, timeout and crash verdicts come only from the host. */
 const REALM_CODES: ReadonlySet<string> = new Set(['TOOL_ERROR', 'OUTPUT_TOO_LARGE', 'INVALID_TOOL_OUTPUT']);

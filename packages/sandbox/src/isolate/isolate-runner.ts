@@ -5,7 +5,7 @@
 import { CallRegistry } from './call-registry.js';
 import { failureCode } from './failure-code.js';
 import { disposeQuietly, IsolateSlots, type IsolateSlot } from './isolate-slots.js';
-import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from './protocol.js';
+import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { evaluateRealm, PluginLoadFailure, type Realm } from './realm.js';
 import { RealmSupply } from './realm-supply.js';
 import { runTask } from './run-task.js';

@@ -4,7 +4,7 @@
 // then idle, and since the host starts nothing more for this call, no code of it runs again.
 import type ivm from './ivm.js';
 import { logLineOfJson } from '../capabilities/log-line.js';
-import type { CapabilityHandler } from './protocol.js';
+import type { CapabilityHandler } from '../worker/worker-protocol.js';
 
 /** Largest JSON a capability request or answer may carry, in UTF-8 bytes. */
 export const MAX_CAPABILITY_BYTES = 1024 * 1024;

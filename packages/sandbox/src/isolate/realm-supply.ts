@@ -4,7 +4,7 @@
 import type ivm from './ivm.js';
 import type { IsolateSlot } from './isolate-slots.js';
 import { compileRealmGlobals } from './install-realm-globals.js';
-import type { PluginSpec } from './protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import { buildRealm, compileBootstrap, releaseRealm, type Realm } from './realm.js';
 
 export class RealmSupply {

@@ -9,7 +9,7 @@
 import ivm from './ivm.js';
 import { realmBootstrap } from './realm-bootstrap.js';
 import { installRealmGlobals } from './install-realm-globals.js';
-import type { PluginSpec } from './protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { Watchdog } from './watchdog.js';
 
 /** Where the host puts its Reference for the bootstrap to take (and delete). */

@@ -6,7 +6,7 @@ import type { CallRegistry } from './call-registry.js';
 import { decodeEnvelope, decodeReport } from './decode-outcome.js';
 import type ivm from './ivm.js';
 import type { LiveCall } from './live-call.js';
-import type { CallLogs, CapabilityHandler, SandboxOutcome, SandboxTask, Usage } from './protocol.js';
+import type { CallLogs, CapabilityHandler, SandboxOutcome, SandboxTask, Usage } from '../worker/worker-protocol.js';
 
 /** What a task's body hands back: its outcome once usage is known, and whether its realm may serve again. */
 export interface BodyResult {

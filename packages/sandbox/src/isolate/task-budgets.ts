@@ -1,6 +1,6 @@
 // The CPU and wall-clock budget of each kind of task, decided in one place: the worker's
 // watchdog enforces it, and the host's backstop (task-backstop.ts) waits for it plus a grace.
-import type { SandboxTask } from './protocol.js';
+import type { SandboxTask } from '../worker/worker-protocol.js';
 import type { Budget } from './watchdog.js';
 
 /** Classifiers run under a tight budget: anything slower just means exclusive. */

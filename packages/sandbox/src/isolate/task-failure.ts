@@ -2,7 +2,7 @@
 // it hit, a module that failed to load, a heap that outgrew its limit, a sandbox failure.
 // Host messages are cut short and lose their stacks: no host path reaches a plugin or a model.
 import type ivm from './ivm.js';
-import type { SandboxFailureCode, SandboxOutcome, Usage } from './protocol.js';
+import type { SandboxFailureCode, SandboxOutcome, Usage } from '../worker/worker-protocol.js';
 import type { PluginLoadFailure } from './realm.js';
 import type { Budget, Watchdog } from './watchdog.js';
 

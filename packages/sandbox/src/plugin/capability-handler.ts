@@ -2,7 +2,7 @@
 // JSON in and out, with the call's tenant and a signal that aborts when the call ends. What
 // a host function is and what it knows about the call that asked are defined here too.
 import { snapshotJson, type JsonValue } from '@airlock/core';
-import type { CapabilityHandler } from '../isolate/protocol.js';
+import type { CapabilityHandler } from '../worker/worker-protocol.js';
 import type { LoadedPlugin } from './loaded-plugin.js';
 
 /** What a capability knows about the call that asked: enough to scope by tenant, never host objects. */

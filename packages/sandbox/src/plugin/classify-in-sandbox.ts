@@ -3,7 +3,7 @@
 // tool's synchronous isConcurrencySafe reads; no verdict means exclusive.
 import type { ParsedCall, PreSchedule } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
-import type { Admission, Grant } from './admission.js';
+import type { Admission, Grant } from '../admission/admission.js';
 import { callsWorthClassifying } from './calls-worth-classifying.js';
 import { DEFAULT_TENANT } from './default-tenant.js';
 import type { LoadedPlugin } from './loaded-plugin.js';

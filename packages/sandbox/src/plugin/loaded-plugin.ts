@@ -1,4 +1,4 @@
-import type { PluginSpec } from '../isolate/protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { PluginToolDescriptor } from './describe-plugin.js';
 

@@ -3,8 +3,8 @@
 // the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
 import { ToolCallError, defineTool, type AnyTool, type JsonObject, type JsonValue } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
-import type { Fault } from '../isolate/protocol.js';
-import type { Admission, Grant } from './admission.js';
+import type { Fault } from '../worker/worker-protocol.js';
+import type { Admission, Grant } from '../admission/admission.js';
 import { capabilityHandler, type Capability, type CapabilityContext, type CapabilityCounts } from './capability-handler.js';
 import type { Verdicts } from './classify-in-sandbox.js';
 import { DEFAULT_TENANT } from './default-tenant.js';

@@ -5,7 +5,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
 import { describeIssue, manifestSchema, type PluginManifest } from '../manifest/manifest-schema.js';
-import type { PluginSpec } from '../isolate/protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import { expandGrants } from '../capabilities/standard-capabilities.js';
 
 export const MANIFEST_FILE = 'airlock.plugin.json';

@@ -2,8 +2,8 @@
 // every task with an outcome, never a throw (a throw would read as a crash).
 import { IsolateRunner } from '../isolate/isolate-runner.js';
 import { workerData, type MessagePort } from 'node:worker_threads';
-import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from '../isolate/protocol.js';
-import { NO_USAGE } from '../isolate/protocol.js';
+import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
+import { NO_USAGE } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 
 const runner = new IsolateRunner();
