@@ -181,6 +181,21 @@ describe('fetch capability', () => {
     expect(info!.warnings).toEqual(report!.warnings);
   });
 
+  it('refuses a manifest whose secret goes to an origin network.allow does not cover (the secret could never be sent)', async () => {
+    const httpsA = `https://127.0.0.1:${portA}`;
+    const secret = (origins: string[]) => ({ origins, header: 'Authorization', format: 'Bearer {secret}' });
+    const bad = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: [A, `http://*.test:${portA}`] }, secrets: { T: secret([A, httpsA]), U: secret([`http://*.other:${portA}`]) } });
+    const good = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: [A, `http://*.test:${portA}`] }, secrets: { T: secret([A, `http://api.test:${portA}`, `http://*.deep.test:${portA}`]) } });
+    const sandbox = createSandbox({ mode: 'in-process', threads: 1, network: { allow: [A] }, secrets: { T: 'x', U: 'y' } });
+    opened.push(sandbox);
+    const [badReport, goodReport] = await sandbox.checkPlugins([bad, good]);
+    expect(badReport!.problems).toEqual([
+      expect.stringContaining(`secrets.T.origins.1 (${httpsA}) is not in network.allow, so the secret could never be sent there`),
+      expect.stringContaining('secrets.U.origins.0'),
+    ]);
+    expect(goodReport!.problems).toEqual([]);
+  });
+
   it('checks the host\'s secret values when the sandbox is created', () => {
     expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: '' } })).toThrow('options.secrets.T must be a non-empty string without line breaks, or a function of the tenant');
     expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: 'a\nb' } })).toThrow('options.secrets.T must be');
