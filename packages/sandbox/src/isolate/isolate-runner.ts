@@ -69,13 +69,15 @@ export class IsolateRunner {
       realm = this.#realms.take(slot, plugin, useWarm);
       // Top-level plugin code runs here, inside the task's budget, never while a realm is
       // prepared. The task's own work is queued right behind it (see evaluateRealm).
-      const evaluation = evaluateRealm(isolate, realm, watchdog);
+      const evaluation = realm.evaluated ? undefined : evaluateRealm(isolate, realm, watchdog);
       const { entry } = realm;
       const start = (args: readonly unknown[]): Promise<unknown> => runTask(entry, args, isolate, watchdog);
       const work = body(isolate, start, (cleanup) => cleanups.push(cleanup));
-      work.catch(() => undefined); // raced below, once the evaluation is known to be good
-      const evaluated = await Promise.race([evaluation, watchdog.expired]);
-      if (evaluated !== 'ok') return loadFailure(evaluated, usageOf(watchdog, bytesIn, 0));
+      if (evaluation !== undefined) {
+        work.catch(() => undefined); // raced below, once the evaluation is known to be good
+        const evaluated = await Promise.race([evaluation, watchdog.expired]);
+        if (evaluated !== 'ok') return loadFailure(evaluated, usageOf(watchdog, bytesIn, 0));
+      }
       const result = await Promise.race([work, watchdog.expired]);
       if (isolate.isDisposed) throw new Error('the isolate was disposed');
       const outgrown = heapOvershoot(isolate, plugin.limits.memoryMb);
