@@ -35,6 +35,9 @@ Options:
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
   --tenant <id>       run as this tenant (its own isolates; default "default")
+  --code-mode         offer one tool, run_code: the model's program calls the plugins' tools,
+                      each call through the permission gate (see docs/code-mode.md); with no
+                      transcript, runs the bundled Code Mode example
   --capabilities <m>  an ES module whose default export names host functions plugins may be
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
 ${HOST_CAPABILITY_HELP}
@@ -47,6 +50,7 @@ On a terminal without --approve, you are asked; otherwise "ask" ends as APPROVAL
 
 Examples:
   airlock run
+  airlock run --code-mode
   airlock run transcript.json --plugins ./plugins --json
   cat message.json | airlock run - --plugins ./plugins/notes --approve delete_note`;
 
@@ -69,6 +73,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     'approve-all': { type: 'boolean' },
     tenant: { type: 'string' },
     capabilities: { type: 'string' },
+    'code-mode': { type: 'boolean' },
     ...HOST_CAPABILITY_FLAGS,
     help: { type: 'boolean', short: 'h' },
   } }));
@@ -85,7 +90,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (source === undefined && plugins.length === 0) {
     // The embedded default: the bundled example.
     const dir = examplesDir();
-    source = join(dir, 'transcript.json');
+    source = join(dir, values['code-mode'] === true ? 'code-mode-transcript.json' : 'transcript.json');
     plugins = [join(dir, 'plugins')];
   }
   if (source === undefined) {
@@ -129,7 +134,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       onStage: ({ callId, stage }) => (stage === 'result' ? progress.finished(callId) : progress.started(callId, names.get(callId) ?? '?')),
     }),
   };
-  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard });
+  const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
+  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode });
   const interrupt = onInterrupt();
   let results: ToolResult[];
   let gaveUp = false;
