@@ -116,7 +116,7 @@ export async function codeModeHarness(options: { limits?: Partial<CodeModeLimits
       name: 'send_email',
       description: 'Needs approval.',
       parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
-      execute: ({ to }) => ({ sent: to }),
+      execute: ({ to }) => ({ sent: to ?? null }),
     }),
   ];
   let approver: Approver | undefined;

@@ -39,7 +39,8 @@ export function propertyKey(name: string): string {
 /** A JSDoc block for text a plugin wrote: it cannot end the comment early or break the line structure. */
 export function docComment(text: unknown, indent: string): string {
   if (typeof text !== 'string' || text.trim() === '') return '';
-  const safe = text.replace(/\*\//g, '*\\/').replace(/[\u0000-\u0008\u000b-\u001f\u007f\u2028\u2029]/g, ' ').trim().slice(0, 2000);
+  // Controls (but the newline), invisible format characters and line separators become spaces.
+  const safe = text.replace(/\*\//g, '*\\/').replace(/(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ').trim().slice(0, 2000);
   const lines = safe.split('\n');
   if (lines.length === 1) return `${indent}/** ${lines[0]} */\n`;
   return `${indent}/**\n${lines.map((line) => `${indent} * ${line}`.trimEnd()).join('\n')}\n${indent} */\n`;
