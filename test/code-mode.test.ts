@@ -59,6 +59,15 @@ describe('a program gathers from several tools and returns only what matters', (
     expect(result.content).toBe('{"inStock":["apples","plums"],"value":2675}\n\nconsole:\ninfo: checked 3 items');
   });
 
+  it('the console is bounded: 100 lines kept, the rest counted; the model reads 20 of them', async () => {
+    const result = await h.run('for (let i = 0; i < 1000; i += 1) console.log("line " + i); return "done";');
+    expect(value(result).logs).toHaveLength(100);
+    expect(result.metadata?.logsDropped).toBe(900);
+    const shown = result.content.split('\n');
+    expect(shown.slice(0, 4)).toEqual(['"done"', '', 'console:', 'info: line 0']);
+    expect(shown.at(-1)).toBe('(80 more console lines)');
+  });
+
   it('each sub-call is a call of the same tenant', async () => {
     const result = await h.run('return await tools.record_order({ item: "apples", count: 2 });', { tenant: 'bob' });
     expect(value(result).result).toEqual({ recorded: '2 x apples', tenant: 'bob' });
