@@ -131,7 +131,11 @@ export async function codeModeHarness(options: { limits?: Partial<CodeModeLimits
         { tool: 'send_email', decision: 'ask' },
       ],
     },
-    approver: (request, signal) => (approver === undefined ? undefined : approver(request, signal)),
+    // No approver for this run: asking fails, as a person who cannot be reached would.
+    approver: (request, signal) => {
+      if (approver === undefined) throw new Error('nobody to ask');
+      return approver(request, signal);
+    },
     ...(options.guards === undefined ? {} : { guards: options.guards }),
   });
   const codeMode = createCodeMode({ engine, sandbox, limits: { cpuMs: 300, memoryMb: 16, timeoutMs: 8000, maxCalls: 20, maxCallsInFlight: 4, ...options.limits } });

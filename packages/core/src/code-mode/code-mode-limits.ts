@@ -14,7 +14,7 @@ export interface CodeModeLimits {
   readonly maxOutputBytes: number;
   /** Tool calls one program may make in all; past it each call is refused with TOO_MANY_CALLS. Default 50. */
   readonly maxCalls: number;
-  /** Tool calls of one program waiting for their results at once (at most 16). Default 8. */
+  /** Tool calls of one program waiting for their results at once (at most 16). Default 10, the scheduler's own parallel bound. */
   readonly maxCallsInFlight: number;
   /** Longest program, in characters. Default 65536. */
   readonly maxCodeChars: number;
@@ -26,7 +26,7 @@ export const DEFAULT_CODE_MODE_LIMITS: CodeModeLimits = Object.freeze({
   timeoutMs: 30_000,
   maxOutputBytes: 64 * 1024,
   maxCalls: 50,
-  maxCallsInFlight: 8,
+  maxCallsInFlight: 10,
   maxCodeChars: 64 * 1024,
 });
 

@@ -23,6 +23,9 @@ export interface SubCallRecord {
 /** Runs a turn of calls for the program's tenant; the engine's `run`. */
 export type RunTurn = (calls: readonly ToolCallRequest[], options: { readonly signal: AbortSignal; readonly tenant?: string }) => Promise<ToolResult[]>;
 
+/** Event-loop turns a batch may wait for more calls of the same burst. */
+const MAX_BATCH_WAITS = 8;
+
 interface Pending {
   readonly request: ToolCallRequest;
   readonly resolve: (answer: SubCallAnswer) => void;
@@ -41,6 +44,8 @@ export class SubCalls {
   #inFlight = 0;
   #turn: Promise<void> | undefined;
   #flushScheduled = false;
+  /** A call arrived since the batch's last check. */
+  #arrived = false;
   #closed = false;
 
   /**
@@ -93,13 +98,25 @@ export class SubCalls {
   }
 
   #schedule(): void {
+    this.#arrived = true;
     if (this.#flushScheduled || this.#turn !== undefined) return;
     this.#flushScheduled = true;
-    // Calls the program started together arrive together: wait one turn of the event loop for them.
-    setImmediate(() => {
+    this.#arrived = false;
+    // Calls the program started together arrive close together, but not always in one turn of
+    // the event loop (they cross a worker port and a process pipe): wait until a turn passes
+    // with nothing new, a few turns at most. A lone call waits one turn.
+    let waits = 0;
+    const check = (): void => {
+      if (this.#arrived && waits < MAX_BATCH_WAITS) {
+        this.#arrived = false;
+        waits += 1;
+        setImmediate(check);
+        return;
+      }
       this.#flushScheduled = false;
       if (this.#turn === undefined) this.#flush();
-    });
+    };
+    setImmediate(check);
   }
 
   #flush(): void {
