@@ -213,7 +213,13 @@ function writeWorkspaceNote(sandbox: Sandbox, results: readonly ToolResult[], st
   if (typeof standard.workspace !== 'string') return;
   const grantsWorkspace = (names: readonly string[] | undefined): boolean => (names ?? []).some((name) => name === 'workspace' || name.startsWith('workspace.'));
   const writers = new Set(sandbox.plugins().filter((plugin) => grantsWorkspace(plugin.manifest.capabilities)).flatMap((plugin) => plugin.tools.map((tool) => tool.name)));
-  if (!results.some((result) => !result.isError && writers.has(result.name))) return;
+  // A Code Mode program's sub-calls count too: its value lists them.
+  const subCalls = (result: ToolResult): { name?: unknown; isError?: unknown }[] => {
+    const calls = !result.isError && typeof result.value === 'object' && result.value !== null && !Array.isArray(result.value) ? (result.value as { calls?: unknown }).calls : undefined;
+    return Array.isArray(calls) ? (calls as { name?: unknown; isError?: unknown }[]) : [];
+  };
+  const wrote = (result: ToolResult): boolean => !result.isError && (writers.has(result.name) || subCalls(result).some((call) => call.isError === false && typeof call.name === 'string' && writers.has(call.name)));
+  if (!results.some(wrote)) return;
   process.stderr.write(`${visible(`airlock: workspace files are in ${workspaceFolder(standard.workspace, tenant ?? DEFAULT_TENANT)}`)}\n`);
 }
 
