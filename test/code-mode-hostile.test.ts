@@ -146,15 +146,23 @@ describe('sub-call floods and loops', () => {
 
   it('a sub-call left running when the program returns is cancelled before the result, and answers nothing after', async () => {
     const abortedBefore = h.seen.aborted;
-    const result = await attack('tools.slow({}).then(() => console.log("late")); return "returned";');
+    const startedBefore = h.seen.calls.filter((call) => call.name === 'slow').length;
+    // A short spin after the call gives the host time to see it (either way is checked below).
+    const result = await attack('tools.slow({}).then(() => console.log("late")); const until = Date.now() + 50; while (Date.now() < until); return "returned";');
     expect(value(result).result).toBe('returned');
-    expect(value(result).calls).toEqual([expect.objectContaining({ name: 'slow', isError: true, code: 'ABORTED' })]);
+    // Either the host saw the call before the program ended (then it was cancelled and
+    // answered ABORTED before this result existed), or it arrived after and was refused unrun.
+    const calls = value(result).calls;
+    const reached = calls.length;
+    expect(calls).toEqual(reached === 0 ? [] : [expect.objectContaining({ name: 'slow', isError: true, code: 'ABORTED' })]);
     // When the program's result exists, nothing of it still runs on the host.
     expect(h.seen.running).toBe(0);
-    expect(h.seen.aborted).toBe(abortedBefore + 1);
-    expect(h.seen.finishedAfterAbort).toBe(0);
+    expect(h.seen.aborted).toBe(abortedBefore + reached);
     expect((result as ToolSuccess).content).toBe('"returned"');
     await expectNeighbourServed();
+    // Nothing started late either: every start of the tool is the one the program's value reports.
+    expect(h.seen.calls.filter((call) => call.name === 'slow').length - startedBefore).toBe(reached);
+    expect(h.seen.finishedAfterAbort).toBe(0);
   });
 
   it('a call flood the program does not wait for ends with the program; at most the cap reached the pipeline', async () => {
