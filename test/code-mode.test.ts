@@ -1,7 +1,8 @@
 // Code Mode end to end: a program in its own isolate realm calls trusted and sandboxed tools,
 // and every call walks the engine's pipeline (validation, gate with ask, guards, scheduler).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolFailure, ToolResult, ToolSuccess } from '@airlock/core';
+import { AirlockError, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
+import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { codeModeHarness, type CodeModeHarness } from './support/code-mode-harness.js';
 
 let h: CodeModeHarness;
@@ -164,3 +165,22 @@ describe('cancellation and TypeScript', () => {
     expect(code(result)).toBe('INVALID_ARGS');
   });
 });
+
+describe('createCodeMode options', () => {
+  it.each([
+    [{ sandbox: {} as Sandbox }, 'options.sandbox must be a sandbox from createSandbox'],
+    [{ limits: { cpuMs: 40_000 } }, 'options.limits.cpuMs must be at most 30000 (the sandbox\'s cap)'],
+    [{ limits: { memoryMb: 4 } }, 'options.limits.memoryMb must be at least 8'],
+    [{ limits: { maxCalls: 1.5 } }, 'options.limits.maxCalls must be a positive integer'],
+  ])('%j: %s', (bad, message) => {
+    let thrown: unknown;
+    try {
+      createCodeMode({ engine: h.engine, sandbox: h.sandbox, ...bad });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(AirlockError.isInstance(thrown) && thrown.code).toBe('INVALID_OPTION');
+    expect((thrown as Error).message).toBe(message);
+  });
+});
+
