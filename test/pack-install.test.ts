@@ -87,6 +87,12 @@ describe('the packed packages, installed with npm', () => {
     expect(results.map((result) => (result.isError ? result.error?.code : 'ok'))).toEqual(['ok', 'ok', 'ok', 'PERMISSION_DENIED', 'INVALID_ARGS', 'CPU_LIMIT']);
   });
 
+  it('npx airlock run --code-mode runs the bundled Code Mode example (sucrase installed with the sandbox)', async () => {
+    const { stdout } = await sh('npx', ['--no-install', 'airlock', 'run', '--code-mode', '--json'], project);
+    const { results } = JSON.parse(stdout) as { results: { name: string; isError: boolean; value?: { result: { saved: string } } }[] };
+    expect(results).toEqual([expect.objectContaining({ name: 'run_code', isError: false, value: expect.objectContaining({ result: expect.objectContaining({ saved: 'notes/airlock-0-1-release-notes.md' }) }) })]);
+  });
+
   it('examples/embed type-checks and runs against the installed packages', async () => {
     const embed = join(project, 'embed');
     await mkdir(embed);

@@ -68,6 +68,8 @@ export interface Engine {
   runMessage<P extends ProviderId>(provider: P, message: unknown, options?: TurnOptions): Promise<{ results: ToolResult[]; messages: ProviderToolMessage<P>[] }>;
   presentCall(name: string, args: JsonObject | undefined): Card;
   presentResult(args: JsonObject | undefined, result: ToolResult): Card;
+  /** Whether the policy denies every call of this tool by this tenant, whatever its arguments (Code Mode does not offer such tools). */
+  deniesOutright(toolName: string, tenant: string | undefined): boolean;
 }
 
 function positive(path: string, value: unknown, integer: boolean): void {
@@ -91,6 +93,7 @@ function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readon
       const sourced = fromSources.decide(toolName, args, tenant);
       return STRICTNESS[sourced.decision] > STRICTNESS[own.decision] ? sourced : own;
     },
+    deniesOutright: (toolName, tenant) => policy.deniesOutright?.(toolName, tenant) === true || fromSources.deniesOutright?.(toolName, tenant) === true,
   };
 }
 
@@ -124,9 +127,10 @@ export function createEngine(options: EngineOptions): Engine {
   for (const tool of options.tools ?? []) registry.register(tool);
   const sourceRules = sources.flatMap((source) => source.policyRules());
   const preSchedules = [...sources.map((source) => source.preSchedule), options.preSchedule].filter((hook): hook is PreSchedule => hook !== undefined);
+  const policy = joinPolicy(options.policy, sourceRules);
   const config: SchedulerConfig = {
     registry,
-    policy: joinPolicy(options.policy, sourceRules),
+    policy,
     approver: options.approver,
     guards: [...(options.guards ?? [])],
     executeWrappers: [...(options.executeWrappers ?? [])],
@@ -158,6 +162,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     presentCall: (name, args) => presentCall(registry.get(name), name, args),
     presentResult: (args, result) => presentResult(registry.get(result.name), args, result),
+    deniesOutright: (toolName, tenant) => policy.deniesOutright?.(toolName, tenant) === true,
   };
 }
 

@@ -66,3 +66,12 @@ export { sanitizeMessage } from './util/sanitize-message.js';
 export { escapeControls, findControlCharacter } from './util/visible-text.js';
 export { closestName, didYouMean } from './util/did-you-mean.js';
 export { onAbort } from './util/on-abort.js';
+
+export { createCodeTool, codeModeTools, codeToolDescription, DEFAULT_CODE_TOOL_NAME } from './code-mode/code-tool.js';
+export type { CodeLogLine, CodeModeValue, CodeRunOutcome, CodeRunRequest, CodeRunner, CodeToolOptions } from './code-mode/code-tool.js';
+export { codeModeDeclarations } from './code-mode/code-mode-declarations.js';
+export type { DeclaredTool } from './code-mode/code-mode-declarations.js';
+export { schemaToTypeScript } from './code-mode/schema-to-typescript.js';
+export { codeModeLimits, DEFAULT_CODE_MODE_LIMITS } from './code-mode/code-mode-limits.js';
+export type { CodeModeLimits } from './code-mode/code-mode-limits.js';
+export type { SubCallAnswer, SubCallRecord } from './code-mode/sub-calls.js';

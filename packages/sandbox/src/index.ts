@@ -21,3 +21,5 @@ export type { KvNamespace, KvStore } from './capabilities/kv-store.js';
 export { SqliteKvStore } from './capabilities/sqlite-kv-store.js';
 export { workspaceFolder } from './capabilities/workspace-path.js';
 export type { Resolver } from './capabilities/fetch.js';
+export { createCodeMode } from './code-mode/create-code-mode.js';
+export type { CodeMode, CodeModeOptions } from './code-mode/create-code-mode.js';

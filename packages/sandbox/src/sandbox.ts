@@ -111,6 +111,14 @@ export interface TestingHooks {
 /** The process ids hosting each sandbox's isolates, for supervision tests. */
 export const sandboxHosts = new WeakMap<Sandbox, SandboxHost>();
 
+/** What Code Mode runs its programs through: this sandbox's hosts, admission and caps (internal; not on the main entry). */
+export interface SandboxInternals {
+  readonly host: SandboxHost;
+  readonly hooks: CallHooks;
+  readonly caps: PluginLimits;
+}
+export const sandboxInternals = new WeakMap<Sandbox, SandboxInternals>();
+
 export function openSandbox(options: SandboxOptions, testing: TestingHooks): Sandbox {
   checkSandboxOptions(options);
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
@@ -202,5 +210,6 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
     },
   };
   sandboxHosts.set(sandbox, host);
+  sandboxInternals.set(sandbox, { host, hooks, caps });
   return sandbox;
 }

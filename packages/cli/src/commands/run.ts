@@ -36,6 +36,9 @@ Options:
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
   --tenant <id>       run as this tenant (its own isolates; default "default")
+  --code-mode         offer one tool, run_code: the model's program calls the plugins' tools,
+                      each call through the permission gate (see docs/code-mode.md); with no
+                      transcript, runs the bundled Code Mode example
   --capabilities <m>  an ES module whose default export names host functions plugins may be
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
 ${HOST_CAPABILITY_HELP}
@@ -49,6 +52,7 @@ On a terminal without --approve, you are asked; otherwise "ask" ends as APPROVAL
 
 Examples:
   airlock run
+  airlock run --code-mode
   airlock run transcript.json --plugins ./plugins --json
   cat message.json | airlock run - --plugins ./plugins/notes --approve delete_note`;
 
@@ -71,6 +75,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     'approve-all': { type: 'boolean' },
     tenant: { type: 'string' },
     capabilities: { type: 'string' },
+    'code-mode': { type: 'boolean' },
     ...HOST_CAPABILITY_FLAGS,
     debug: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -88,7 +93,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (source === undefined && plugins.length === 0) {
     // The embedded default: the bundled example.
     const dir = examplesDir();
-    source = join(dir, 'transcript.json');
+    source = join(dir, values['code-mode'] === true ? 'code-mode-transcript.json' : 'transcript.json');
     plugins = [join(dir, 'plugins')];
   }
   if (source === undefined) {
@@ -135,7 +140,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       onStage: ({ callId, stage }) => (stage === 'parse' ? undefined : stage === 'result' ? progress.finished(callId) : progress.started(callId, names.get(callId) ?? '?')),
     }),
   };
-  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard });
+  const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
+  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode });
   const interrupt = onInterrupt();
   let results: ToolResult[];
   let gaveUp = false;
@@ -213,7 +219,13 @@ function writeWorkspaceNote(sandbox: Sandbox, results: readonly ToolResult[], st
   if (typeof standard.workspace !== 'string') return;
   const grantsWorkspace = (names: readonly string[] | undefined): boolean => (names ?? []).some((name) => name === 'workspace' || name.startsWith('workspace.'));
   const writers = new Set(sandbox.plugins().filter((plugin) => grantsWorkspace(plugin.manifest.capabilities)).flatMap((plugin) => plugin.tools.map((tool) => tool.name)));
-  if (!results.some((result) => !result.isError && writers.has(result.name))) return;
+  // A Code Mode program's sub-calls count too: its value lists them.
+  const subCalls = (result: ToolResult): { name?: unknown; isError?: unknown }[] => {
+    const calls = !result.isError && typeof result.value === 'object' && result.value !== null && !Array.isArray(result.value) ? (result.value as { calls?: unknown }).calls : undefined;
+    return Array.isArray(calls) ? (calls as { name?: unknown; isError?: unknown }[]) : [];
+  };
+  const wrote = (result: ToolResult): boolean => !result.isError && (writers.has(result.name) || subCalls(result).some((call) => call.isError === false && typeof call.name === 'string' && writers.has(call.name)));
+  if (!results.some(wrote)) return;
   process.stderr.write(`${visible(`airlock: workspace files are in ${workspaceFolder(standard.workspace, tenant ?? DEFAULT_TENANT)}`)}\n`);
 }
 

@@ -44,6 +44,8 @@ Options:
                       starts a new session
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
+  --code-mode         serve one tool, run_code: the client's model writes a program that calls
+                      the plugins' tools, each call through the permission gate (docs/code-mode.md)
   --capabilities <m>  an ES module whose default export names host functions plugins may be granted
 ${HOST_CAPABILITY_HELP}
 ${DEBUG_HELP}
@@ -72,6 +74,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'idle-timeout': { type: 'string' },
     approve: { type: 'string', multiple: true },
     'approve-all': { type: 'boolean' },
+    'code-mode': { type: 'boolean' },
     capabilities: { type: 'string' },
     ...HOST_CAPABILITY_FLAGS,
     debug: { type: 'boolean' },
@@ -110,11 +113,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
     version: pkg.version,
     approve: new Set(values.approve ?? []),
     approveAll: values['approve-all'] === true,
+    codeMode: values['code-mode'] === true,
     log,
     ...(onError === undefined ? {} : { onError }),
   });
   const tools = sandbox.tools().map((tool) => tool.name);
-  log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}`);
+  log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}${values['code-mode'] === true ? ' (Code Mode: served as run_code programs)' : ''}`);
 
   const fixedTenant = values.tenant ?? DEFAULT_TENANT;
   if (port === undefined) await serveStdio(sandbox, session(fixedTenant));

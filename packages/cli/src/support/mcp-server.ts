@@ -3,8 +3,8 @@
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
 // What a call's plugin logged (its console and the log capability) reaches the client as
 // logging notifications on that call's own request, at or above the level it set.
-import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
-import type { Sandbox } from '@airlock/sandbox';
+import { createEngine, mcpCallToolResult, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
+import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
@@ -16,6 +16,8 @@ export interface McpSessionOptions {
   readonly version: string;
   readonly approve: ReadonlySet<string>;
   readonly approveAll: boolean;
+  /** Serve one tool, run_code, whose programs call the sandbox's tools (each through this session's gate). */
+  readonly codeMode?: boolean;
   readonly log: (line: string) => void;
   /** --debug: failures the engine contained, for the operator. */
   readonly onError?: PipelineObservers['onError'];
@@ -34,6 +36,8 @@ export function createMcpSession(options: McpSessionOptions): Server {
   // standalone stream, which the client may not have opened yet: the question was lost and
   // the call waited for an answer that never came.
   const callRequests = new Map<string, RequestId>();
+  // A Code Mode program's sub-calls are named "<call id>/run_code.<n>": they ask on the program's request.
+  const relatedRequest = (callId: string): RequestId | undefined => callRequests.get(callId) ?? callRequests.get(callId.slice(0, Math.max(0, callId.lastIndexOf('/'))));
 
   const approver: Approver = async (request, signal) => {
     if (options.approveAll || options.approve.has(request.toolName)) return true;
@@ -44,12 +48,12 @@ export function createMcpSession(options: McpSessionOptions): Server {
         message: `Allow ${request.toolName}(${args.length > 300 ? `${args.slice(0, 300)}…` : args})? Approval needed: ${request.reason}.`,
         requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
       },
-      { signal, ...(callRequests.has(request.callId) ? { relatedRequestId: callRequests.get(request.callId) } : {}) },
+      { signal, ...(relatedRequest(request.callId) === undefined ? {} : { relatedRequestId: relatedRequest(request.callId) }) },
     );
     return answer.action === 'accept' && answer.content?.approve === true;
   };
 
-  const engine = createEngine({
+  const tools = createEngine({
     registry: options.registry,
     policy: { default: 'deny', rules: options.sandbox.policyRules() },
     preSchedule: options.sandbox.preSchedule,
@@ -60,6 +64,9 @@ export function createMcpSession(options: McpSessionOptions): Server {
       ...(options.onError === undefined ? {} : { onError: options.onError }),
     },
   });
+  const engine: Engine = options.codeMode === true
+    ? createEngine({ tools: [createCodeMode({ engine: tools, sandbox: options.sandbox }).tool({ tenant: options.tenant })], policy: { default: 'allow' } })
+    : tools;
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: engine.tools('mcp') as Tool[],

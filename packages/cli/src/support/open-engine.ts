@@ -1,7 +1,7 @@
 // Glue: a sandbox with the given plugins, and an engine whose policy is the plugins'
 // manifests. Plugin faults become one-line usage errors naming the manifest path.
 import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
-import { createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
+import { createCodeMode, createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { asFlagMessage } from './host-capabilities.js';
 import { visible } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
@@ -35,7 +35,20 @@ export async function openSandbox(pluginPaths: readonly string[], capabilities: 
   return sandbox;
 }
 
-export async function openEngine(pluginPaths: readonly string[], options: { approver?: Approver; observers?: PipelineObservers; capabilities?: Record<string, Capability> | undefined; standard?: StandardCapabilityOptions } = {}): Promise<OpenEngine> {
+export interface OpenEngineOptions {
+  readonly approver?: Approver;
+  readonly observers?: PipelineObservers;
+  readonly capabilities?: Record<string, Capability> | undefined;
+  readonly standard?: StandardCapabilityOptions;
+  /**
+   * Code Mode: the engine returned offers only the code tool (`run_code`), whose programs call
+   * the plugins' tools through the plugins' engine (its policy, approver, scheduler). The
+   * description declares the tools this tenant may use.
+   */
+  readonly codeMode?: { readonly tenant: string | undefined } | undefined;
+}
+
+export async function openEngine(pluginPaths: readonly string[], options: OpenEngineOptions = {}): Promise<OpenEngine> {
   const sandbox = await openSandbox(pluginPaths, options.capabilities, options.standard);
   const engine = createEngine({
     tools: sandbox.tools(),
@@ -43,9 +56,18 @@ export async function openEngine(pluginPaths: readonly string[], options: { appr
     policy: { default: 'deny', rules: sandbox.policyRules() },
     preSchedule: sandbox.preSchedule,
     ...(options.approver === undefined ? {} : { approver: options.approver }),
+    // In Code Mode the observers watch the program's call, not its sub-calls.
+    ...(options.observers === undefined || options.codeMode !== undefined ? {} : { observers: options.observers }),
+  });
+  if (options.codeMode === undefined) return { engine, sandbox, close: () => sandbox.close() };
+  const codeMode = createCodeMode({ engine, sandbox });
+  const outer = createEngine({
+    tools: [codeMode.tool(options.codeMode.tenant === undefined ? {} : { tenant: options.codeMode.tenant })],
+    // The code tool itself is always allowed: each tool a program calls is decided by the plugins' policy.
+    policy: { default: 'allow' },
     ...(options.observers === undefined ? {} : { observers: options.observers }),
   });
-  return { engine, sandbox, close: () => sandbox.close() };
+  return { engine: outer, sandbox, close: () => sandbox.close() };
 }
 
 /** What loaded but the operator should know (a secret the manifest names and no --secret gives), on stderr. */

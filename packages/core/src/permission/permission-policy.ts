@@ -36,6 +36,11 @@ export interface PolicyVerdict {
 
 export interface PermissionPolicy {
   decide(toolName: string, args: JsonObject, tenant: string | undefined): PolicyVerdict;
+  /**
+   * Whether every call of this tool by this tenant is denied, whatever its arguments (Code Mode
+   * leaves such tools out of what it offers). Optional: without it no tool counts as denied outright.
+   */
+  deniesOutright?(toolName: string, tenant: string | undefined): boolean;
 }
 
 const STRICTNESS: Readonly<Record<Decision, number>> = { allow: 0, ask: 1, deny: 2 };
@@ -125,6 +130,19 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
         }
       }
       return verdict ?? { decision: config.default, reason: `the policy default for "${toolName}" is ${config.default}` };
+    },
+    deniesOutright(toolName, tenant) {
+      // Rules without conditions decide for every argument; a conditional allow or ask means some arguments may pass.
+      let unconditional: Decision | undefined;
+      let someArgumentsMayPass = false;
+      for (const { rule, matchesTool, conditions } of rules) {
+        if (!matchesTool(toolName)) continue;
+        if (rule.tenants !== undefined && (tenant === undefined || !rule.tenants.includes(tenant))) continue;
+        if (conditions.length > 0) someArgumentsMayPass ||= rule.decision !== 'deny';
+        else if (unconditional === undefined || STRICTNESS[rule.decision] > STRICTNESS[unconditional]) unconditional = rule.decision;
+      }
+      if (unconditional !== undefined) return unconditional === 'deny';
+      return config.default === 'deny' && !someArgumentsMayPass;
     },
   };
 }

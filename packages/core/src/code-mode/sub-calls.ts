@@ -1,0 +1,154 @@
+// The host end of a program's `await tools.x(args)`: each one is a call of the same tenant
+// through the engine's whole pipeline. Calls the program starts together (Promise.all) are
+// collected into one turn, so the engine's scheduler applies as to a model's turn: concurrency-
+// safe calls in parallel, every other one alone. Turns run one after another, never beside
+// each other, so an exclusive call never overlaps anything. The caps hold here, on the host.
+import type { JsonValue } from '../json/json-types.js';
+import type { ToolCallRequest } from '../providers/provider-format.js';
+import type { ToolResult } from '../result/tool-result.js';
+import { linkAbortSignal, type LinkedAbort } from '../util/merge-abort-signals.js';
+import type { CodeModeLimits } from './code-mode-limits.js';
+
+/** What the program's `await tools.x(args)` receives: the value, or the failure it rejects with. */
+export type SubCallAnswer = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly code: string; readonly message: string };
+
+/** One sub-call as the code tool's value reports it. */
+export interface SubCallRecord {
+  readonly name: string;
+  readonly isError: boolean;
+  readonly code?: string;
+  readonly durationMs: number;
+}
+
+/** Runs a turn of calls for the program's tenant; the engine's `run`. */
+export type RunTurn = (calls: readonly ToolCallRequest[], options: { readonly signal: AbortSignal; readonly tenant?: string }) => Promise<ToolResult[]>;
+
+/** Event-loop turns a batch may wait for more calls of the same burst. */
+const MAX_BATCH_WAITS = 8;
+
+interface Pending {
+  readonly request: ToolCallRequest;
+  readonly resolve: (answer: SubCallAnswer) => void;
+}
+
+export class SubCalls {
+  readonly #run: RunTurn;
+  readonly #tenant: string | undefined;
+  readonly #limits: CodeModeLimits;
+  readonly #idPrefix: string;
+  readonly #refused: ReadonlySet<string>;
+  readonly #scope: LinkedAbort;
+  readonly #records: SubCallRecord[] = [];
+  #queue: Pending[] = [];
+  #made = 0;
+  #inFlight = 0;
+  #turn: Promise<void> | undefined;
+  #flushScheduled = false;
+  /** A call arrived since the batch's last check. */
+  #arrived = false;
+  #closed = false;
+
+  /**
+   * `signal` is the program's call's: cancelling it cancels every sub-call. `refused` names
+   * tools a program may never call (the code tool itself: no program starts another).
+   */
+  constructor(options: { run: RunTurn; tenant: string | undefined; signal: AbortSignal; limits: CodeModeLimits; idPrefix: string; refused: ReadonlySet<string> }) {
+    this.#run = options.run;
+    this.#tenant = options.tenant;
+    this.#limits = options.limits;
+    this.#idPrefix = options.idPrefix;
+    this.#refused = options.refused;
+    this.#scope = linkAbortSignal(options.signal);
+  }
+
+  /** The sub-calls that reached the pipeline, in the order they were answered. */
+  records(): SubCallRecord[] {
+    return [...this.#records];
+  }
+
+  /** One `tools.<name>(args)` from the program. Never rejects: a failure is an answer. */
+  call(name: unknown, args: unknown): Promise<SubCallAnswer> {
+    if (this.#closed || this.#scope.signal.aborted) return Promise.resolve(refusal('ABORTED', 'the program has ended; no more tool calls are answered'));
+    if (this.#made >= this.#limits.maxCalls) return Promise.resolve(refusal('TOO_MANY_CALLS', `a program may make at most ${this.#limits.maxCalls} tool calls`));
+    if (this.#inFlight >= this.#limits.maxCallsInFlight) return Promise.resolve(refusal('TOO_MANY_CALLS', `a program may have at most ${this.#limits.maxCallsInFlight} tool calls waiting at once`));
+    this.#made += 1;
+    const id = `${this.#idPrefix}.${this.#made}`;
+    // A name that is not a string, or names the code tool, is simply no tool the program has.
+    const toolName = typeof name === 'string' && !this.#refused.has(name) ? name : `${typeof name === 'string' ? name : '?'} (not available in a program)`;
+    const request: ToolCallRequest = { id, name: toolName, arguments: (args === undefined ? {} : args) as JsonValue };
+    this.#inFlight += 1;
+    return new Promise<SubCallAnswer>((resolve) => {
+      this.#queue.push({ request, resolve });
+      this.#schedule();
+    });
+  }
+
+  /**
+   * The program's call is over: cancel what still runs, and wait until every sub-call has its
+   * result (an aborted call answers at once), so none runs on, unseen, after the program.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#scope.abort(new Error('the program has ended'));
+    while (this.#turn !== undefined || this.#queue.length > 0) {
+      if (this.#turn === undefined) this.#flush();
+      await this.#turn;
+    }
+    this.#scope.dispose();
+  }
+
+  #schedule(): void {
+    this.#arrived = true;
+    if (this.#flushScheduled || this.#turn !== undefined) return;
+    this.#flushScheduled = true;
+    this.#arrived = false;
+    // Calls the program started together arrive close together, but not always in one turn of
+    // the event loop (they cross a worker port and a process pipe): wait until a turn passes
+    // with nothing new, a few turns at most. A lone call waits one turn.
+    let waits = 0;
+    const check = (): void => {
+      if (this.#arrived && waits < MAX_BATCH_WAITS) {
+        this.#arrived = false;
+        waits += 1;
+        setImmediate(check);
+        return;
+      }
+      this.#flushScheduled = false;
+      if (this.#turn === undefined) this.#flush();
+    };
+    setImmediate(check);
+  }
+
+  #flush(): void {
+    const batch = this.#queue;
+    if (batch.length === 0) return;
+    this.#queue = [];
+    this.#turn = this.#runTurn(batch).finally(() => {
+      this.#turn = undefined;
+      if (this.#queue.length > 0) this.#schedule();
+    });
+  }
+
+  async #runTurn(batch: readonly Pending[]): Promise<void> {
+    let results: ToolResult[] | undefined;
+    try {
+      results = await this.#run(batch.map((pending) => pending.request), { signal: this.#scope.signal, ...(this.#tenant === undefined ? {} : { tenant: this.#tenant }) });
+    } catch {
+      results = undefined; // the engine answers every call; this is only a guard
+    }
+    batch.forEach((pending, index) => {
+      const result = results?.[index];
+      this.#inFlight -= 1;
+      if (result === undefined) {
+        this.#records.push({ name: pending.request.name, isError: true, code: 'TOOL_ERROR', durationMs: 0 });
+        return pending.resolve(refusal('TOOL_ERROR', `${pending.request.name}: the call got no result`));
+      }
+      this.#records.push(result.isError ? { name: result.name, isError: true, code: result.error.code, durationMs: result.durationMs } : { name: result.name, isError: false, durationMs: result.durationMs });
+      pending.resolve(result.isError ? { ok: false, code: result.error.code, message: result.error.message } : { ok: true, value: result.value });
+    });
+  }
+}
+
+function refusal(code: string, message: string): SubCallAnswer {
+  return { ok: false, code, message };
+}

@@ -1,0 +1,182 @@
+// Code Mode's core half with a stand-in runner: declarations from schemas, what a caller is
+// offered, the host's caps on sub-calls, scheduling, the value and its content.
+import { describe, expect, it } from 'vitest';
+import { AirlockError, codeModeLimits, createCodeTool, createEngine, createPolicy, schemaToTypeScript, type CodeRunner, type Engine, type JsonValue, type SubCallAnswer, type ToolFailure, type ToolSuccess } from '../src/index.js';
+import { deferred, engine, tool } from './helpers.js';
+
+describe('schemaToTypeScript', () => {
+  it.each([
+    [{ type: 'string' }, 'string'],
+    [{ type: 'integer' }, 'number'],
+    [{ type: ['string', 'null'] }, 'string | null'],
+    [{ enum: ['a', 'b', 3, null] }, '"a" | "b" | 3 | null'],
+    [{ const: 'fixed' }, '"fixed"'],
+    [{ type: 'array', items: { type: 'number' } }, 'number[]'],
+    [{ type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } }, '(string | number)[]'],
+    [{ type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false }, '[string, number]'],
+    [{ oneOf: [{ type: 'boolean' }, { type: 'string' }] }, 'boolean | string'],
+    [{ type: 'object', properties: {}, additionalProperties: false }, '{}'],
+    [{ type: 'object', additionalProperties: { type: 'number' } }, '{\n  [key: string]: number;\n}'],
+    [{}, 'unknown'],
+    [{ not: { type: 'string' } }, 'unknown'],
+  ])('%j is %s', (schema, expected) => {
+    expect(schemaToTypeScript(schema as never)).toBe(expected);
+  });
+
+  it('objects: required and optional properties, quoted names, descriptions as comments', () => {
+    expect(schemaToTypeScript({
+      type: 'object',
+      properties: { path: { type: 'string', description: 'Where.' }, 'dry-run': { type: 'boolean' } },
+      required: ['path'],
+    })).toBe('{\n  /** Where. */\n  path: string;\n  "dry-run"?: boolean;\n}');
+  });
+
+  it('local $ref is followed; a cycle stops at unknown', () => {
+    const type = schemaToTypeScript({ $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } }, $ref: '#/$defs/node' });
+    expect(type).toContain('next?: {');
+    expect(type).toContain('unknown');
+  });
+
+  it('a description cannot close its comment or add lines of code', () => {
+    const type = schemaToTypeScript({ type: 'object', properties: { a: { type: 'string', description: 'x */ declare const evil: 1; /*\u2028y' } } });
+    expect(type).toBe('{\n  /** x *\\/ declare const evil: 1; /* y */\n  a?: string;\n}');
+  });
+
+  it('a type past the size bound is unknown', () => {
+    const properties = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`property_${i}`, { type: 'string' }]));
+    expect(schemaToTypeScript({ type: 'object', properties })).toBe('unknown');
+  });
+});
+
+describe('policy.deniesOutright', () => {
+  const policy = createPolicy({
+    default: 'deny',
+    rules: [
+      { tool: 'read', decision: 'allow' },
+      { tool: 'read', when: { path: '/etc/**' }, decision: 'deny' },
+      { tool: 'write', when: { path: '/tmp/**' }, decision: 'allow' },
+      { tool: 'shell', decision: 'deny' },
+      { tool: 'shell', decision: 'allow', tenants: ['root'] },
+      { tool: 'mail', decision: 'ask' },
+    ],
+  });
+  it.each([
+    ['read', undefined, false],
+    ['write', undefined, false], // denied by default, but a conditional allow lets some arguments pass
+    ['shell', 'root', true], // the strictest unconditional rule wins
+    ['mail', undefined, false],
+    ['other', undefined, true],
+  ])('%s for %s: %s', (name, tenant, expected) => {
+    expect(policy.deniesOutright!(name, tenant)).toBe(expected);
+  });
+});
+
+/** A runner that plays the program: `script` gets the request and returns the result. */
+function runnerOf(script: Parameters<CodeRunner>[0] extends infer R ? (request: R) => Promise<JsonValue> : never, logs: { level: string; message: string }[] = []): CodeRunner {
+  return async (request) => ({ result: await script(request), logs });
+}
+
+async function runProgram(inner: Engine, runner: CodeRunner, options: { limits?: Parameters<typeof codeModeLimits>[0]; signal?: AbortSignal; tenant?: string } = {}) {
+  const outer = createEngine({ tools: [createCodeTool({ engine: inner, runner, ...(options.limits === undefined ? {} : { limits: options.limits }) })], policy: { default: 'allow' } });
+  const [result] = await outer.run([{ id: 'p', name: 'run_code', arguments: { code: 'return 1' } }], { ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.tenant === undefined ? {} : { tenant: options.tenant }) });
+  return result!;
+}
+
+describe('the code tool', () => {
+  it('offers the engine\'s tools but those denied outright, and never itself', () => {
+    const inner = engine([tool('a'), tool('b'), tool('run_code')], { policy: { default: 'allow', rules: [{ tool: 'b', decision: 'deny' }] } });
+    const description = createCodeTool({ engine: inner, runner: runnerOf(async () => null) }).description;
+    expect(description).toContain('  a(args: {');
+    expect(description).not.toMatch(/\bb\(args/);
+    expect(description).not.toContain('run_code(args');
+  });
+
+  it('a program cannot call the code tool (no program starts another)', async () => {
+    const inner = engine([tool('run_code')]);
+    const result = await runProgram(inner, runnerOf(async (request) => (await request.callTool('run_code', {})) as unknown as JsonValue));
+    expect((result as ToolSuccess).value).toMatchObject({ result: { ok: false, code: 'UNKNOWN_TOOL' } });
+  });
+
+  it('the host refuses calls past the total cap and past the in-flight cap, whatever the program does', async () => {
+    const gate = deferred();
+    const inner = engine([tool('slow', { isConcurrencySafe: () => true, execute: async () => (await gate.promise, 'done') })]);
+    const result = await runProgram(inner, runnerOf(async (request) => {
+      const first = Array.from({ length: 6 }, () => request.callTool('slow', {}));
+      const answers = await Promise.all([first[4]!, first[5]!]);
+      gate.resolve();
+      const done = await Promise.all(first.slice(0, 4));
+      const more = await Promise.all(Array.from({ length: 3 }, () => request.callTool('slow', {})));
+      return [...answers, ...done, ...more].map((answer: SubCallAnswer) => (answer.ok ? 'ok' : answer.code));
+    }), { limits: { maxCalls: 5, maxCallsInFlight: 4 } });
+    expect((result as ToolSuccess).value).toMatchObject({ result: ['TOO_MANY_CALLS', 'TOO_MANY_CALLS', 'ok', 'ok', 'ok', 'ok', 'ok', 'TOO_MANY_CALLS', 'TOO_MANY_CALLS'] });
+  });
+
+  it('calls started together run as one turn: parallel ones together, an exclusive one alone', async () => {
+    let running = 0;
+    let peak = 0;
+    let overlap = false;
+    let parallelPeak = 0;
+    const body = (exclusive: boolean) => async () => {
+      if (exclusive ? running > 0 : false) overlap = true;
+      running += 1;
+      peak = Math.max(peak, running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running -= 1;
+      return null;
+    };
+    const inner = engine([tool('safe', { isConcurrencySafe: () => true, execute: body(false) }), tool('exclusive', { execute: body(true) })]);
+    await runProgram(inner, runnerOf(async (request) => {
+      await Promise.all([request.callTool('safe', {}), request.callTool('safe', {}), request.callTool('safe', {})]);
+      parallelPeak = peak;
+      await Promise.all([request.callTool('exclusive', {}), request.callTool('safe', {}), request.callTool('exclusive', {})]);
+      return null;
+    }));
+    expect(parallelPeak).toBe(3);
+    expect(overlap).toBe(false);
+  });
+
+  it('a sub-call the program left running is cancelled and answered before the program\'s result', async () => {
+    let aborted = false;
+    const inner = engine([tool('hang', { execute: (_args, exec) => new Promise((resolve) => exec.signal.addEventListener('abort', () => { aborted = true; resolve(null); })) })]);
+    const started = deferred();
+    const result = await runProgram(inner, runnerOf(async (request) => {
+      void request.callTool('hang', {});
+      setTimeout(() => started.resolve(), 20);
+      await started.promise;
+      return 'returned';
+    }));
+    expect(aborted).toBe(true);
+    expect((result as ToolSuccess).value).toMatchObject({ result: 'returned', calls: [{ name: 'hang', isError: true, code: 'ABORTED' }] });
+  });
+
+  it('sub-calls carry the program\'s tenant', async () => {
+    const inner = engine([tool('who', { execute: (_args, exec) => exec.tenant ?? null })]);
+    const result = await runProgram(inner, runnerOf(async (request) => ((await request.callTool('who', {})) as { value: JsonValue }).value), { tenant: 'acme' });
+    expect((result as ToolSuccess).value).toMatchObject({ result: 'acme' });
+  });
+
+  it('the content is the result and a short log; a failure keeps its code and names the tool', async () => {
+    const ok = await runProgram(engine([]), runnerOf(async () => ({ total: 3 }), [{ level: 'info', message: 'counted' }]));
+    expect(ok.content).toBe('{"total":3}\n\nconsole:\ninfo: counted');
+    const big = await runProgram(engine([]), runnerOf(async () => 'x'.repeat(100), [{ level: 'info', message: 'y'.repeat(50) }]), { limits: { maxOutputBytes: 120 } });
+    expect(big.content).toBe(`"${'x'.repeat(100)}"\n\n(1 console lines not shown: the result fills the output limit)`);
+    const failed = await runProgram(engine([]), async () => {
+      const { ToolCallError } = await import('../src/index.js');
+      throw new ToolCallError('CPU_LIMIT', 'used more than 10 ms of CPU time');
+    });
+    expect((failed as ToolFailure).error).toEqual({ code: 'CPU_LIMIT', message: 'run_code: used more than 10 ms of CPU time' });
+  });
+
+  it.each([
+    [{ cpuMs: 0 }, 'options.limits.cpuMs must be a positive integer'],
+    [{ maxCallsInFlight: 17 }, 'options.limits.maxCallsInFlight must be at most 16'],
+    [{ cpuMS: 5 }, 'options.limits.cpuMS is not a Code Mode limit'],
+  ])('limits %j: %s', (limits, message) => {
+    expect(() => createCodeTool({ engine: engine([]), runner: runnerOf(async () => null), limits: limits as never })).toThrow(message);
+    try {
+      codeModeLimits(limits as never);
+    } catch (error) {
+      expect(AirlockError.isInstance(error) && error.code).toBe('INVALID_OPTION');
+    }
+  });
+});

@@ -1,0 +1,136 @@
+// Code Mode on a sandbox: a program runs as a call of one built-in "plugin" whose module is
+// the Code Mode runtime, so it gets everything a plugin call gets and nothing more: a fresh
+// realm in the tenant's own isolate, in a supervised sandbox process, admitted by fair share,
+// watched for CPU, heap and wall clock, its result size-checked inside the isolate, its
+// console bounded, and one capability (the tool call) scoped by token to this very call.
+import { AirlockError, ToolCallError, codeModeLimits, createCodeTool, DEFAULT_CODE_TOOL_NAME, type AnyTool, type CodeLogLine, type CodeModeLimits, type CodeRunner, type Engine, type JsonObject, type JsonValue, type SubCallAnswer } from '@airlock/core';
+import { createHash, randomUUID } from 'node:crypto';
+import { MAX_CAPABILITY_BYTES } from '../isolate/live-call.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
+import { MIN_MEMORY_MB } from '../manifest/host-limits.js';
+import type { LoadedPlugin } from '../plugin/loaded-plugin.js';
+import type { Capability } from '../plugin/capability-handler.js';
+import { pluginTools, type CallHooks } from '../plugin/plugin-tools.js';
+import { sandboxInternals, type Sandbox } from '../sandbox.js';
+import { codeModeModuleSource } from './code-mode-runtime.js';
+import { stripTypes } from './strip-types.js';
+
+/** Not a name a manifest can take (no `:` there), so no plugin shares its isolates, quarantine or queue. */
+const CODE_MODE_PLUGIN = 'airlock:code-mode';
+const CALL_CAPABILITY = 'tools.call';
+
+export interface CodeModeOptions {
+  /** The engine whose tools programs call: every sub-call walks its whole pipeline (gate, ask, guards, limits, scheduler). */
+  readonly engine: Engine;
+  /** The sandbox that runs the programs (its processes, fair share and caps). */
+  readonly sandbox: Sandbox;
+  /** The code tool's name. Default `run_code`. */
+  readonly name?: string;
+  /** The program's own limits; isolate limits may not exceed the sandbox's caps. */
+  readonly limits?: Partial<CodeModeLimits>;
+}
+
+export interface CodeMode {
+  readonly limits: CodeModeLimits;
+  /**
+   * The code tool for one caller: its description declares, in TypeScript, the tools this
+   * tenant may use now. Register it in an engine of its own, e.g.
+   * `createEngine({ tools: [codeMode.tool({ tenant })], policy: { default: 'allow' } })`.
+   */
+  tool(options?: { readonly tenant?: string }): AnyTool;
+}
+
+/** Code Mode over an engine and a sandbox. Throws AirlockError INVALID_OPTION naming a bad option. */
+export function createCodeMode(options: CodeModeOptions): CodeMode {
+  if (typeof options !== 'object' || options === null) throw new AirlockError('INVALID_OPTION', 'options must be an object', { path: 'options' });
+  const internals = sandboxInternals.get(options.sandbox);
+  if (internals === undefined) throw new AirlockError('INVALID_OPTION', 'options.sandbox must be a sandbox from createSandbox', { path: 'options.sandbox' });
+  const name = options.name ?? DEFAULT_CODE_TOOL_NAME;
+  const limits = codeModeLimits(options.limits);
+  for (const key of ['memoryMb', 'timeoutMs', 'cpuMs', 'maxOutputBytes'] as const) {
+    if (limits[key] > internals.caps[key]) throw new AirlockError('INVALID_OPTION', `options.limits.${key} must be at most ${internals.caps[key]} (the sandbox's cap)`, { path: `options.limits.${key}` });
+  }
+  if (limits.memoryMb < MIN_MEMORY_MB) throw new AirlockError('INVALID_OPTION', `options.limits.memoryMb must be at least ${MIN_MEMORY_MB}`, { path: 'options.limits.memoryMb' });
+
+  const source = codeModeModuleSource(name, CALL_CAPABILITY);
+  const isolateLimits = { memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, cpuMs: limits.cpuMs, maxOutputBytes: limits.maxOutputBytes };
+  const spec: PluginSpec = {
+    // The child caches a module by key: the limits are part of what it runs.
+    key: `${CODE_MODE_PLUGIN}@${createHash('sha256').update(source).update(JSON.stringify(isolateLimits)).digest('hex').slice(0, 16)}`,
+    name: CODE_MODE_PLUGIN,
+    source,
+    limits: isolateLimits,
+    realm: 'fresh',
+    grants: { webAssembly: false, sharedArrayBuffer: false },
+    capabilities: [CALL_CAPABILITY],
+  };
+  const plugin: LoadedPlugin = {
+    name: CODE_MODE_PLUGIN,
+    dir: '(built in)',
+    manifest: { name: CODE_MODE_PLUGIN, module: './code-mode.js' } as LoadedPlugin['manifest'],
+    spec,
+    tools: [{ name, description: 'A Code Mode program.', parameters: { type: 'object' }, hasClassifier: false }],
+  };
+
+  // Each running program's sub-call function, by the id of its sandboxed call: the host hands
+  // the capability that id from the call's own context, never from anything the realm says.
+  const programs = new Map<string, (argument: JsonValue) => Promise<JsonValue>>();
+  const callCapability: Capability = (argument, context) => {
+    const program = programs.get(context.callId);
+    if (program === undefined) throw new Error('no such program');
+    return program(argument);
+  };
+  const hooks: CallHooks = { ...internals.hooks, capabilities: new Map([[CALL_CAPABILITY, callCapability]]) };
+  const programTool = pluginTools(plugin, internals.host, new WeakMap(), hooks)[0] as AnyTool;
+
+  const runner: CodeRunner = async (request) => {
+    let javascript: string;
+    try {
+      javascript = stripTypes(request.code);
+    } catch (error) {
+      throw new ToolCallError('INVALID_ARGS', `the program does not parse: ${error instanceof Error ? error.message.slice(0, 300) : 'unknown error'}`);
+    }
+    const runId = randomUUID();
+    programs.set(runId, async (argument) => answerText(await request.callTool(...subCallOf(argument))));
+    let logs: CodeLogLine[] = [];
+    let value: JsonValue;
+    try {
+      value = await programTool.execute({ code: javascript, tools: request.tools, maxCallsInFlight: request.limits.maxCallsInFlight } as JsonObject, {
+        callId: runId,
+        toolName: name,
+        signal: request.signal,
+        tenant: request.tenant,
+        setMetadata: (metadata) => {
+          if (Array.isArray(metadata.logs)) logs = metadata.logs as unknown as CodeLogLine[];
+          request.setMetadata(metadata);
+        },
+      });
+    } finally {
+      programs.delete(runId);
+    }
+    return { result: value, logs };
+  };
+
+  return {
+    limits,
+    tool: (toolOptions) => createCodeTool({ engine: options.engine, runner, name, limits, ...(toolOptions?.tenant === undefined ? {} : { tenant: toolOptions.tenant }) }),
+  };
+}
+
+/** `{ name, args }` from the realm; anything else is a call of no tool. */
+function subCallOf(argument: JsonValue): [unknown, unknown] {
+  if (argument === null || typeof argument !== 'object' || Array.isArray(argument)) return [undefined, undefined];
+  const request = argument as JsonObject;
+  return [request.name, request.args];
+}
+
+/** The answer as the realm receives it; a value too large for the capability channel is a failure the program can read. */
+function answerText(answer: SubCallAnswer): JsonValue {
+  if (!answer.ok) return { ok: false, code: answer.code, message: answer.message };
+  const reply = { ok: true, value: answer.value };
+  const text = JSON.stringify(reply);
+  if (text.length * 3 > MAX_CAPABILITY_BYTES && Buffer.byteLength(text, 'utf8') > MAX_CAPABILITY_BYTES) {
+    return { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result is larger than the ${MAX_CAPABILITY_BYTES} bytes a program may receive from one call` };
+  }
+  return reply;
+}

@@ -1,0 +1,68 @@
+// Code Mode from the command line: the bundled example, `schemas --code-mode`, and
+// `serve --code-mode` driven by the official MCP SDK client.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
+
+describe('airlock run --code-mode', () => {
+  it('runs the bundled example: one program gathers from several tools and returns a summary', async () => {
+    const { code, stdout, stderr } = await airlock(['run', '--code-mode', '--json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as { messages: { content: string }[]; results: { name: string; isError: boolean; value: { result: Record<string, unknown>; calls: { name: string; code?: string }[] } }[] };
+    expect(report.results).toHaveLength(1);
+    const [result] = report.results;
+    expect(result).toMatchObject({ name: 'run_code', isError: false });
+    expect(result!.value.result).toEqual({
+      saved: 'notes/airlock-0-1-release-notes.md',
+      words: { Sandbox: 13, Gate: 13, Scheduler: 12 },
+      meanWords: 38 / 3,
+      contacts: ['gate-team@airlock.dev', 'sandbox@airlock.dev'],
+      hosts: 'PERMISSION_DENIED: write_file: denied (system files under /etc are off limits)',
+    });
+    // Ten tool calls, each through the gate; the /etc write was refused there.
+    expect(result!.value.calls.map((call) => `${call.name}${call.code === undefined ? '' : ` ${call.code}`}`).sort()).toEqual([
+      'extract_emails', 'extract_emails', 'extract_emails', 'slugify', 'statistics', 'word_count', 'word_count', 'word_count', 'write_file', 'write_file PERMISSION_DENIED',
+    ]);
+    // The model reads one short summary, not ten tool outputs.
+    expect(report.messages[0]!.content).toMatch(/^\{"saved":"notes\/airlock-0-1-release-notes.md".*\n\nconsole:\ninfo: saved notes\/airlock-0-1-release-notes.md$/s);
+    // The program's write_file succeeded: where its file went, as for a direct call.
+    expect(stderr).toMatch(/^airlock: workspace files are in .*airlock-workspace\/default\n$/);
+  });
+});
+
+describe('airlock schemas --code-mode', () => {
+  it('prints only run_code, whose description declares the plugins\' tools in TypeScript', async () => {
+    const { code, stdout } = await airlock(['schemas', '--code-mode', '--plugins', 'examples/plugins', '--format', 'anthropic']);
+    expect(code).toBe(0);
+    const tools = JSON.parse(stdout) as { name: string; description: string; input_schema: unknown }[];
+    expect(tools.map((tool) => tool.name)).toEqual(['run_code']);
+    expect(tools[0]!.description).toContain('word_count(args: {\n    /** The text to count. */\n    text: string;\n  }): Promise<{\n    words: number;');
+    expect(tools[0]!.description).toContain('delete_file(args:'); // ask: offered, asked when called
+    expect(tools[0]!.input_schema).toMatchObject({ type: 'object', required: ['code'] });
+  });
+
+  it('--tenant without --code-mode is a usage error', async () => {
+    const { code, stderr } = await airlock(['schemas', '--plugins', 'examples/plugins', '--tenant', 'acme']);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toBe('airlock: --tenant applies to --code-mode only (the tool list is the same for every tenant)');
+  });
+});
+
+describe('airlock serve --code-mode', () => {
+  it('lists run_code only and runs a program whose calls go through the gate', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--code-mode', '--plugins', 'examples/plugins'], cwd: ROOT, stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(['run_code']);
+      const result = (await client.callTool({ name: 'run_code', arguments: { code: 'const { words } = await tools.word_count({ text: "one two three" }); const denied = await tools.write_file({ path: "/etc/passwd", content: "x" }).catch((e) => e.code); return { words, denied };' } })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect((result.content[0] as { text: string }).text).toBe('{"words":3,"denied":"PERMISSION_DENIED"}');
+    } finally {
+      await client.close();
+    }
+  });
+});
