@@ -12,6 +12,7 @@ import { openPeers, peerSubjects } from './peers.js';
 import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
 import { CAPABILITY_NAME, CAPABILITY_PLUGIN, capabilityArgs, directContext, hostSum, REQUESTS_PER_CALL } from './capability-tool.js';
 import { benchTenancy } from './tenancy.js';
+import { benchKills } from './kills.js';
 
 export interface SuiteOptions {
   /** Smaller iteration counts, for CI smoke runs. */
@@ -61,7 +62,7 @@ function emitLatency(emit: Emit, rounds: Rounds, name: string, what: string, aga
 export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   const count = (iterations: number): number => (options.quick ? Math.max(10, Math.round(iterations / 10)) : iterations);
   const metrics: Metric[] = [];
-  const steps = 6;
+  const steps = 7;
   let step = 0;
   const progress = (label: string): void => {
     step += 1;
@@ -208,5 +209,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
 
   // 3. Tenancy: work conservation and fair share, each against raw Piscina.
   await benchTenancy(options.quick, emit, progress);
+  // 4. Hard limits: how late a kill is answered, and the call after it.
+  await benchKills(options.quick, emit, progress);
   return metrics;
 }
