@@ -75,7 +75,7 @@ export async function benchKills(quick: boolean, emit: Emit, progress: (label: s
     emit('sandbox.timeout_kill_overshoot_p99', 'ms', percentile(wallOver, 0.99), 'smaller', false, 'goal at most 50');
     emit('sandbox.after_kill_call_p50', 'µs', percentile(afterKill, 0.5), 'smaller', false, 'the same tenant\'s next call after its isolate was killed');
     emit('sandbox.after_kill_call_p99', 'µs', percentile(afterKill, 0.99), 'smaller', false);
-    emit('sandbox.after_kill_vs_warm_ratio', 'x', median(afterKill) / median(warm), 'smaller', false, 'the call after a kill / a warm call of the same tenant, same loop (a cold start would be several times)');
+    emit('sandbox.after_kill_vs_warm_call', 'x', median(afterKill) / median(warm), 'smaller', false, 'the call after a kill / a warm call of the same tenant, same loop (a cold start would be several times)');
   } finally {
     await sandbox.close();
     await rm(dir, { recursive: true, force: true });
