@@ -13,6 +13,7 @@ import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
 import { CAPABILITY_NAME, CAPABILITY_PLUGIN, capabilityArgs, directContext, hostSum, REQUESTS_PER_CALL } from './capability-tool.js';
 import { benchTenancy } from './tenancy.js';
 import { benchCodeMode } from './code-mode.js';
+import { benchKills } from './kills.js';
 
 export interface SuiteOptions {
   /** Smaller iteration counts, for CI smoke runs. */
@@ -212,5 +213,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
 
   // 4. Code Mode: a program's sub-calls against one model turn, and its fixed cost against raw isolated-vm.
   await benchCodeMode(options.quick, emit, progress);
+
+  // 5. Hard limits: how late a kill is answered, and the call after it.
+  await benchKills(options.quick, emit, progress);
   return metrics;
 }

@@ -6,6 +6,7 @@ import type { FromChild, ToChild } from './child-protocol.js';
 import { THREADS_ENV } from './child-protocol.js';
 import { InProcessHost } from './in-process-host.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
+import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 
 const threads = Number(process.env[THREADS_ENV]);
 const host = new InProcessHost(Number.isInteger(threads) && threads > 0 ? { threads } : {});
@@ -25,13 +26,25 @@ function withSource(task: SandboxTask): SandboxTask | undefined {
   return source === undefined ? undefined : { ...task, plugin: { ...task.plugin, source } };
 }
 
+/** Answers that finish in one event-loop turn go to the parent in one message. */
+const outbox = new MessageOutbox<FromChild>(
+  (message) => {
+    if (!process.connected || process.send === undefined) return false;
+    process.send(message);
+    return true;
+  },
+  () => process.connected && process.send !== undefined,
+);
+
 function send(message: FromChild): boolean {
-  if (!process.connected || process.send === undefined) return false;
-  process.send(message);
-  return true;
+  return outbox.send(message);
 }
 
-process.on('message', (message: ToChild) => {
+process.on('message', (wire: ToChild | Batch<ToChild>) => {
+  for (const message of unbatch(wire)) receive(message);
+});
+
+function receive(message: ToChild): void {
   if (message.type === 'plugin') {
     sources.set(message.key, message.source);
     return;
@@ -64,8 +77,11 @@ process.on('message', (message: ToChild) => {
       requests?.close('the call ended');
       send({ type: 'result', id: message.id, outcome });
       if (host.stuckWorkers() > 0) send({ type: 'retire' });
+      // A worker died under this call and this process may abort next: the parent must learn
+      // whose call it was before then, not at the end of the turn.
+      if (!outcome.ok && outcome.code === 'SANDBOX_CRASH') outbox.flush();
     });
-});
+}
 
 // The parent is gone: nobody is waiting for results, so stop at once, without teardown.
 process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
+import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 import type { InFlightPair } from './crash-quarantine.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
@@ -42,6 +43,8 @@ interface Child {
   ready: boolean;
   /** Plugins whose source this child already holds. */
   readonly plugins: Set<string>;
+  /** What this turn sends the child, in one message. */
+  readonly outbox: MessageOutbox<ToChild>;
 }
 
 export class ChildProcessHost implements SandboxHost {
@@ -126,33 +129,12 @@ export class ChildProcessHost implements SandboxHost {
       retired: false,
       ready: false,
       plugins: new Set(),
+      outbox: new MessageOutbox<ToChild>((message) => write(proc, message), () => proc.connected),
     };
     this.#children.add(child);
     this.#current = child;
-    proc.on('message', (message: FromChild) => {
-      if (message.type === 'capability') {
-        const handler = child.tasks.context(message.id)?.capabilities;
-        const answer = handler === undefined ? Promise.reject(new Error('no capabilities')) : handler(message.name, message.json);
-        answer.then(
-          (json) => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: true, json }),
-          () => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: false }),
-        );
-        return;
-      }
-      if (message.type === 'ready') {
-        child.ready = true;
-        return;
-      }
-      if (message.type === 'retire') return this.#retire(child);
-      if (message.type !== 'result') return;
-      // A worker died under this call: its process may be about to abort (a V8 fatal
-      // error), so it takes no new calls. Later calls go to a fresh child.
-      if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') {
-        this.#retire(child);
-        const inFlight = child.tasks.context(message.id);
-        if (inFlight !== undefined) this.#options.onCrash?.([inFlight.owner]);
-      }
-      child.tasks.resolve(message.id, message.outcome);
+    proc.on('message', (wire: FromChild | Batch<FromChild>) => {
+      for (const message of unbatch(wire)) this.#receive(child, message);
     });
     proc.on('error', () => undefined); // 'exit' follows and settles everything
     proc.once('exit', (code, signal) => {
@@ -164,6 +146,32 @@ export class ChildProcessHost implements SandboxHost {
       child.tasks.failAll(`the sandbox process ${why} during the call`);
     });
     return child;
+  }
+
+  #receive(child: Child, message: FromChild): void {
+    if (message.type === 'capability') {
+      const handler = child.tasks.context(message.id)?.capabilities;
+      const answer = handler === undefined ? Promise.reject(new Error('no capabilities')) : handler(message.name, message.json);
+      answer.then(
+        (json) => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: true, json }),
+        () => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: false }),
+      );
+      return;
+    }
+    if (message.type === 'ready') {
+      child.ready = true;
+      return;
+    }
+    if (message.type === 'retire') return this.#retire(child);
+    if (message.type !== 'result') return;
+    // A worker died under this call: its process may be about to abort (a V8 fatal
+    // error), so it takes no new calls. Later calls go to a fresh child.
+    if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') {
+      this.#retire(child);
+      const inFlight = child.tasks.context(message.id);
+      if (inFlight !== undefined) this.#options.onCrash?.([inFlight.owner]);
+    }
+    child.tasks.resolve(message.id, message.outcome);
   }
 
   /** The module source crosses to each child once; tasks then carry only the plugin's key. */
@@ -196,9 +204,13 @@ export class ChildProcessHost implements SandboxHost {
 }
 
 function send(child: Child, message: ToChild): boolean {
-  if (!child.process.connected) return false;
+  return child.outbox.send(message);
+}
+
+function write(proc: ChildProcess, message: ToChild | Batch<ToChild>): boolean {
+  if (!proc.connected) return false;
   try {
-    child.process.send(message);
+    proc.send(message);
     return true;
   } catch {
     return false;

@@ -7,6 +7,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
+import { QueueGauge } from './queue-gauge.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
@@ -29,6 +30,7 @@ export function assertSnapshotFlag(): void {
 export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<PoolTask, SandboxOutcome>;
   readonly #backstop = new TaskBackstop();
+  readonly #queue = new QueueGauge();
   #closed = false;
   #lastKillAt = 0;
   #stuckWorkers = 0;
@@ -48,7 +50,7 @@ export class InProcessHost implements SandboxHost {
       atomics: 'disabled',
       // Per-task run and wait histograms nobody reads: a cost on every call.
       recordTiming: false,
-      workerData: { clocks: this.#backstop.clocks },
+      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer },
     });
   }
 
@@ -65,6 +67,7 @@ export class InProcessHost implements SandboxHost {
       });
     }
     const backstop = this.#backstop.arm(task, signal);
+    this.#queue.submitted();
     try {
       const poolTask: PoolTask = channel === undefined ? { task, clock: backstop.clock } : { task, clock: backstop.clock, capabilityPort: channel.port2 };
       const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
@@ -86,6 +89,7 @@ export class InProcessHost implements SandboxHost {
       }
       return { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox worker died during the call', usage: NO_USAGE };
     } finally {
+      if (!backstop.started()) this.#queue.dropped();
       backstop.stop();
       channel?.port1.close();
     }

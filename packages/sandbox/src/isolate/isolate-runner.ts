@@ -14,10 +14,22 @@ import { taskBudget } from './task-budgets.js';
 import { heapOvershoot, killedOutcome, loadFailure, usageOf } from './task-failure.js';
 import { Watchdog, type Budget } from './watchdog.js';
 
+export interface IsolateRunnerOptions {
+  /** No task waits for a worker of this pool: only then is anything built ahead. */
+  readonly nothingQueued: () => boolean;
+}
+
 export class IsolateRunner {
   readonly #slots = new IsolateSlots();
   readonly #calls = new CallRegistry();
   readonly #realms = new RealmSupply(this.#calls.reference);
+  readonly #nothingQueued: () => boolean;
+  /** A build-ahead step is scheduled; the next task cancels what is left of it. */
+  #ahead: ReturnType<typeof setImmediate> | undefined;
+
+  constructor(options: IsolateRunnerOptions = { nothingQueued: () => false }) {
+    this.#nothingQueued = options.nothingQueued;
+  }
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
   failNextIsolate(): void {
@@ -25,6 +37,8 @@ export class IsolateRunner {
   }
 
   async run(task: SandboxTask, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
+    if (this.#ahead !== undefined) clearImmediate(this.#ahead);
+    this.#ahead = undefined;
     switch (task.kind) {
       case 'ping':
         return { ok: true, json: '"pong"', usage: NO_USAGE };
@@ -94,8 +108,34 @@ export class IsolateRunner {
       if (realm !== undefined) this.#realms.giveBack(slot, realm, healthy && reusable && useWarm);
       if (!healthy) this.#slots.discard(tenant, plugin, slot);
       if (tenant === undefined) disposeQuietly(isolate);
-      else if (healthy && !useWarm) setImmediate(() => this.#realms.prepareSpare(slot, plugin));
+      else this.#buildAhead([
+        // The next fresh call of this tenant finds its realm built.
+        () => {
+          if (healthy && !useWarm) this.#realms.prepareSpare(slot, plugin);
+        },
+        // The next tenant new to this worker (or this one, after a kill) finds an isolate
+        // with a realm built: its first call pays no isolate start.
+        () => {
+          const ready = this.#slots.prepareReady(plugin);
+          if (ready !== undefined) this.#realms.prepareSpare(ready, plugin);
+        },
+      ]);
     }
+  }
+
+  /**
+   * Runs `steps` one per event-loop turn, each only while no task waits for a worker of the
+   * pool, and none once this worker has a task again. No step runs plugin code.
+   */
+  #buildAhead(steps: readonly (() => void)[]): void {
+    const next = (index: number): void => {
+      this.#ahead = undefined;
+      if (index >= steps.length || !this.#nothingQueued()) return;
+      (steps[index] as () => void)();
+      this.#ahead = setImmediate(() => next(index + 1));
+    };
+    if (this.#ahead !== undefined) clearImmediate(this.#ahead);
+    this.#ahead = setImmediate(() => next(0));
   }
 
   dispose(): void {

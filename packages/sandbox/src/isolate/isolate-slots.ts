@@ -5,6 +5,8 @@ import type { Realm } from './realm.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 
 const MAX_ISOLATES_PER_WORKER = 32;
+/** Plugins this worker keeps an unassigned isolate ready for (the most recently served). */
+const MAX_READY_PLUGINS = 4;
 
 export interface IsolateSlot {
   readonly isolate: ivm.Isolate;
@@ -21,6 +23,11 @@ export interface IsolateSlot {
 export class IsolateSlots {
   // Insertion order doubles as LRU order: a used slot is re-inserted at the end.
   readonly #slots = new Map<string, IsolateSlot>();
+  /**
+   * Per plugin, an isolate created ahead (with the plugin's memory limit) for the next tenant
+   * that has none: it has run no plugin code, and the first tenant to take it owns it for good.
+   */
+  readonly #ready = new Map<string, IsolateSlot>();
   #failNext = false;
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
@@ -37,7 +44,7 @@ export class IsolateSlots {
       this.#slots.set(key, existing);
       return existing;
     }
-    const slot = this.throwaway(plugin);
+    const slot = this.#takeReady(plugin) ?? this.throwaway(plugin);
     this.#slots.set(key, slot);
     while (this.#slots.size > MAX_ISOLATES_PER_WORKER) {
       const [oldestKey, oldest] = this.#slots.entries().next().value as [string, IsolateSlot];
@@ -45,6 +52,31 @@ export class IsolateSlots {
       disposeQuietly(oldest.isolate);
     }
     return slot;
+  }
+
+  /**
+   * Creates the plugin's next unassigned isolate if it has none; returns it for realm
+   * building ahead (nothing of a tenant's in it). Only ever called while the worker is idle.
+   */
+  prepareReady(plugin: PluginSpec): IsolateSlot | undefined {
+    const existing = this.#ready.get(plugin.key);
+    if (existing !== undefined && !existing.isolate.isDisposed) return existing;
+    if (this.#failNext) return undefined; // a test's injected fault is for the next call's own creation
+    const slot = this.throwaway(plugin);
+    this.#ready.set(plugin.key, slot);
+    while (this.#ready.size > MAX_READY_PLUGINS) {
+      const [oldestKey, oldest] = this.#ready.entries().next().value as [string, IsolateSlot];
+      this.#ready.delete(oldestKey);
+      disposeQuietly(oldest.isolate);
+    }
+    return slot;
+  }
+
+  #takeReady(plugin: PluginSpec): IsolateSlot | undefined {
+    if (this.#failNext) return undefined;
+    const ready = this.#ready.get(plugin.key);
+    this.#ready.delete(plugin.key);
+    return ready === undefined || ready.isolate.isDisposed ? undefined : ready;
   }
 
   /** An isolate that belongs to no tenant (describing a plugin), disposed by whoever asked. */
@@ -76,8 +108,9 @@ export class IsolateSlots {
   }
 
   disposeAll(): void {
-    for (const slot of this.#slots.values()) disposeQuietly(slot.isolate);
+    for (const slot of [...this.#slots.values(), ...this.#ready.values()]) disposeQuietly(slot.isolate);
     this.#slots.clear();
+    this.#ready.clear();
   }
 }
 

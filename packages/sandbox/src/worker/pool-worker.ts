@@ -5,14 +5,18 @@ import { workerData, type MessagePort } from 'node:worker_threads';
 import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
 import { NO_USAGE } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
+import { QueueReader } from '../host/queue-gauge.js';
 
-const runner = new IsolateRunner();
-/** The pool's shared start clocks (InProcessHost passes them as workerData). */
-const clocks = (workerData as { clocks?: SharedArrayBuffer } | undefined)?.clocks;
-const clockSlots = clocks === undefined ? undefined : new Float64Array(clocks);
+/** The pool's shared start clocks and queue gauge (InProcessHost passes them as workerData). */
+const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer } | undefined;
+const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
+const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
+// Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
+const runner = new IsolateRunner({ nothingQueued: () => queue?.nothingQueued() ?? false });
 
 /** Tells the host's backstop the task started (host/task-backstop.ts). */
 function stampStart(clock: PoolTask['clock']): void {
+  queue?.started();
   if (typeof clock === 'number') {
     if (clockSlots !== undefined) clockSlots[clock] = Date.now();
   } else new Float64Array(clock)[0] = Date.now();
