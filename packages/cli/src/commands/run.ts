@@ -9,6 +9,7 @@ import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '..
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { DEFAULT_TENANT, workspaceFolder, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { openEngine } from '../support/open-engine.js';
+import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
 import { plural } from '../support/plural.js';
@@ -38,6 +39,7 @@ Options:
   --capabilities <m>  an ES module whose default export names host functions plugins may be
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
 ${HOST_CAPABILITY_HELP}
+${EXECUTORS_HELP}
   -h, --help          show this help
 
 Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input,
@@ -70,6 +72,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     tenant: { type: 'string' },
     capabilities: { type: 'string' },
     ...HOST_CAPABILITY_FLAGS,
+    ...EXECUTORS_FLAG,
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -129,7 +132,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       onStage: ({ callId, stage }) => (stage === 'result' ? progress.finished(callId) : progress.started(callId, names.get(callId) ?? '?')),
     }),
   };
-  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard });
+  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, executors: values.executors });
   const interrupt = onInterrupt();
   let results: ToolResult[];
   let gaveUp = false;

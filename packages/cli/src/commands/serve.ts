@@ -14,6 +14,7 @@ import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '..
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { openSandbox } from '../support/open-engine.js';
+import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
@@ -45,6 +46,7 @@ Options:
   --approve-all       answer every "ask" with yes
   --capabilities <m>  an ES module whose default export names host functions plugins may be granted
 ${HOST_CAPABILITY_HELP}
+${EXECUTORS_HELP}
   -h, --help          show this help
 
 "ask" goes to the client as an elicitation when it supports one; otherwise the call
@@ -70,6 +72,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'approve-all': { type: 'boolean' },
     capabilities: { type: 'string' },
     ...HOST_CAPABILITY_FLAGS,
+    ...EXECUTORS_FLAG,
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -94,7 +97,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
   if ((values.plugins ?? []).length === 0) throw new UsageError('--plugins <dir> is required (see "airlock serve --help")');
 
-  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values));
+  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values), values.executors);
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const registry = new ToolRegistry(sandbox.tools());
   const session = (tenant: string): McpSessionOptions => ({

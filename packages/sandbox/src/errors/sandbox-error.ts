@@ -2,7 +2,7 @@
 // faults of a call are results. Each error lists every problem found, not just the first.
 const marker = Symbol.for('airlock.sandbox.error');
 
-export type SandboxErrorCode = 'INVALID_OPTION' | 'INVALID_PLUGIN' | 'DUPLICATE_TOOL' | 'NO_PLUGINS' | 'SNAPSHOT_FLAG_MISSING' | 'SANDBOX_CLOSED';
+export type SandboxErrorCode = 'INVALID_OPTION' | 'INVALID_PLUGIN' | 'DUPLICATE_TOOL' | 'NO_PLUGINS' | 'SNAPSHOT_FLAG_MISSING' | 'SANDBOX_CLOSED' | 'ENGINE_UNREACHABLE';
 
 export class SandboxError extends Error {
   readonly [marker] = true;

@@ -49,7 +49,7 @@ export type SandboxTask =
 export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate' | 'hang-worker';
 
 /** Codes a sandboxed call can end with, beyond success. */
-export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED';
+export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED' | 'ABORTED_BEFORE_DISPATCH';
 
 export interface Usage {
   readonly cpuMs: number;
