@@ -161,7 +161,7 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
   });
 
   it('keeps a slot of every executor from any one tenant, so a flood cannot occupy the fleet', async () => {
-    await executor(['--slots', '2', '--reserve', '1']);
+    await executor(['--slots', '1', '--reserve', '1']);
     const { engine, runs, startOf } = await remote();
     const hogStarted = startOf('hog-1');
     const hog = engine.run([call('hog-1', 'work', { tag: 'hog-1', ms: 1500 }), call('hog-2', 'work', { tag: 'hog-2', ms: 10 })], { tenant: 'hog' });

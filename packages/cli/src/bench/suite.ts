@@ -11,6 +11,7 @@ import type { Metric } from './metrics.js';
 import { openPeers, peerSubjects } from './peers.js';
 import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
 import { benchTenancy } from './tenancy.js';
+import { benchRemote } from './remote.js';
 
 export interface SuiteOptions {
   /** Smaller iteration counts, for CI smoke runs. */
@@ -53,7 +54,7 @@ function emitLatency(emit: Emit, rounds: Rounds, name: string, what: string, aga
 export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   const count = (iterations: number): number => (options.quick ? Math.max(10, Math.round(iterations / 10)) : iterations);
   const metrics: Metric[] = [];
-  const steps = 6;
+  const steps = 7;
   let step = 0;
   const progress = (label: string): void => {
     step += 1;
@@ -171,5 +172,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
 
   // 3. Tenancy: work conservation and fair share, each against raw Piscina.
   await benchTenancy(options.quick, emit, progress);
+
+  // 4. Remote executors over NATS against the local sandbox (skipped without nats-server).
+  await benchRemote(options.quick, emit, progress);
   return metrics;
 }

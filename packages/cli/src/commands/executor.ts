@@ -19,9 +19,9 @@ manifest and module).
 Options:
   --connect <url>     the NATS server, e.g. nats://127.0.0.1:4222 (comma-separate a cluster)
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
-  --slots <n>         calls run at once here (default: CPU count, at least 2)
-  --reserve <n>       slots no single tenant may take, so one tenant never fills every
-                      executor (default 1)
+  --slots <n>         calls one tenant may run here at once (default: CPU count, at least 2)
+  --reserve <n>       slots on top of --slots that no single tenant can fill, so one tenant's
+                      flood never occupies every executor (default 1)
   --processes <n>     sandbox processes here; tenants are spread over them (default 2)
   --subject-prefix <p> the NATS subject prefix shared with the hosts (default "airlock")
   -h, --help          show this help

@@ -29,9 +29,12 @@ export interface ExecutorOptions {
   readonly plugins: readonly string[];
   /** The subject prefix shared with the hosts (default "airlock"): one fleet per prefix. */
   readonly subjectPrefix?: string;
-  /** Calls this executor runs at once (its sandbox's worker threads). Default: available parallelism, at least 2. */
+  /** Calls one tenant may run here at once. Default: available parallelism, at least 2. */
   readonly slots?: number;
-  /** Slots no single tenant may take, so one tenant cannot occupy every executor. Default 1 (0 when slots is 1). */
+  /**
+   * Slots on top of `slots` that no single tenant can fill: a tenant may hold at most `slots`
+   * here, so one tenant's flood never occupies every executor. Default 1.
+   */
   readonly reserveSlots?: number;
   /** Sandbox processes inside this executor (tenants placed by stable hash). Default 2. */
   readonly processes?: number;
@@ -78,7 +81,9 @@ const DEFAULT_RESERVATION_MS = 5000;
 export async function startExecutor(options: ExecutorOptions): Promise<Executor> {
   const prefix = checkSubjectPrefix(options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX, 'options.subjectPrefix');
   const slots = wholeNumber(options.slots, Math.max(2, availableParallelism()), 1, 1024, 'options.slots');
-  const reserveSlots = Math.min(wholeNumber(options.reserveSlots, 1, 0, 1024, 'options.reserveSlots'), slots - 1);
+  const reserveSlots = wholeNumber(options.reserveSlots, 1, 0, 1024, 'options.reserveSlots');
+  // Like the local sandbox's reserve thread: the pool holds the reserve too.
+  const capacity = slots + reserveSlots;
   const reservationMs = wholeNumber(options.reservationMs, DEFAULT_RESERVATION_MS, 100, 600_000, 'options.reservationMs');
   if (!Array.isArray(options.plugins) || options.plugins.length === 0) throw new SandboxError('INVALID_OPTION', 'options.plugins must list at least one plugin folder');
   const tenancy = tenancySettings({ processes: options.processes, quarantine: options.quarantine });
@@ -88,7 +93,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   // Unreachable is the first thing worth knowing: fail before loading anything.
   const connection = await connectEngine(options.url, 'options.url', `airlock-executor-${id.slice(0, 8)}`);
   const quarantine = new CrashQuarantine(tenancy.quarantine);
-  const host = new ShardedHost({ threads: slots, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
+  const host = new ShardedHost({ threads: capacity, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
   let plugins: Map<string, { spec: PluginSpec; info: ExecutorPlugin }>;
   try {
     plugins = await loadPlugins(host, options.plugins, caps);
@@ -105,12 +110,22 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
   let resolveIdle: (() => void) | undefined;
 
+  // Whether an offer was refused since the last "free" notice: only then is a freed slot news.
+  let refused = false;
   const release = (slot: Slot): void => {
     if (!held.delete(slot.token)) return;
     const left = (perTenant.get(slot.tenant) ?? 1) - 1;
     if (left === 0) perTenant.delete(slot.tenant);
     else perTenant.set(slot.tenant, left);
     if (held.size === 0) resolveIdle?.();
+    if (refused && !draining) {
+      refused = false;
+      try {
+        connection.publish(subjects.free(prefix), encode({ executor: id }));
+      } catch {
+        // Closed: hosts fall back to re-offering on their own timer.
+      }
+    }
   };
 
   const tell = (replyTo: string, message: ToHost): void => {
@@ -127,10 +142,10 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
     const task = readTask(body?.task);
     if (body === undefined || !isToken(body.token) || typeof body.replyTo !== 'string' || !body.replyTo.startsWith(`${prefix}.host.`) || task === undefined) return answer({ accepted: false, reason: 'invalid' });
     if (draining) return answer({ accepted: false, reason: 'draining' });
-    if (held.size >= slots) return answer({ accepted: false, reason: 'busy' });
+    if (held.size >= capacity) return ((refused = true), answer({ accepted: false, reason: 'busy' }));
     const tenant = task.kind === 'describe' ? DEFAULT_TENANT : task.tenant;
-    // A tenant may fill this executor up to its reserve: the rest stays for other tenants.
-    if ((perTenant.get(tenant) ?? 0) >= slots - reserveSlots) return answer({ accepted: false, reason: 'tenant-busy' });
+    // A tenant may hold `slots` here; the reserve stays for other tenants.
+    if ((perTenant.get(tenant) ?? 0) >= slots) return ((refused = true), answer({ accepted: false, reason: 'tenant-busy' }));
     if (held.has(body.token)) return answer({ accepted: false, reason: 'invalid' });
     const slot: Slot = { token: body.token, tenant, replyTo: body.replyTo, task, plugin, lapse: undefined, controller: undefined };
     slot.lapse = setTimeout(() => {
@@ -186,7 +201,12 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
 
   const offerSubscriptions: Subscription[] = [];
   for (const { spec } of plugins.values()) {
-    offerSubscriptions.push(connection.subscribe(subjects.offer(prefix, pluginFingerprint(spec)), { queue: EXECUTOR_QUEUE, callback: (error, message) => error === null && onOffer(spec)(message) }));
+    const fingerprint = pluginFingerprint(spec);
+    const handle = onOffer(spec);
+    offerSubscriptions.push(
+      connection.subscribe(subjects.offer(prefix, fingerprint), { queue: EXECUTOR_QUEUE, callback: (error, message) => error === null && handle(message) }),
+      connection.subscribe(subjects.direct(prefix, id, fingerprint), { callback: (error, message) => error === null && handle(message) }),
+    );
   }
   connection.subscribe(subjects.executor(prefix, id), { callback: (error, message) => error === null && onControl(message) });
   await connection.flush();

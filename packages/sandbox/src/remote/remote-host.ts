@@ -59,12 +59,20 @@ export class RemoteHost implements SandboxHost {
   readonly #calls = new Map<string, RemoteCall>();
   readonly #watches = new Map<string, ExecutorWatch>();
   readonly #fingerprints = new WeakMap<PluginSpec, string>();
-  readonly #subscription: Subscription;
+  readonly #subscriptions: Subscription[];
+  /** Calls waiting because every executor they asked was busy; woken when one frees a slot. */
+  readonly #waiting = new Set<(executor: string) => void>();
   #closed = false;
 
   constructor(options: RemoteHostOptions) {
     this.#options = options;
-    this.#subscription = options.connection.subscribe(subjects.hostCalls(options.prefix, this.#id), { callback: (error, message) => error === null && this.#onMessage(message) });
+    this.#subscriptions = [
+      options.connection.subscribe(subjects.hostCalls(options.prefix, this.#id), { callback: (error, message) => error === null && this.#onMessage(message) }),
+      options.connection.subscribe(subjects.free(options.prefix), { callback: (error, message) => {
+        const executor = error === null ? decode(message.data)?.executor : undefined;
+        if (isToken(executor)) for (const wake of [...this.#waiting]) wake(executor);
+      } }),
+    ];
   }
 
   run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
@@ -112,7 +120,7 @@ export class RemoteHost implements SandboxHost {
       if (call.executor !== undefined) this.#send(call.executor, { type: 'cancel', token: call.token });
       call.settle(fail('SANDBOX_CRASH', 'the sandbox was closed'));
     }
-    this.#subscription.unsubscribe();
+    for (const subscription of this.#subscriptions) subscription.unsubscribe();
     for (const watch of this.#watches.values()) clearInterval(watch.timer);
     this.#watches.clear();
     if (!this.#options.connection.isClosed()) await this.#options.connection.drain().catch(() => undefined);
@@ -126,15 +134,21 @@ export class RemoteHost implements SandboxHost {
     const payload = encode(offer);
     const deadline = performance.now() + dispatchTimeoutMs;
     let busyWaitMs = 1;
+    // An executor that just freed a slot: the next offer goes to it alone.
+    let freed: string | undefined;
     while (!call.settled) {
       const left = deadline - performance.now();
       if (left <= 0) return call.settle(fail('ABORTED_BEFORE_DISPATCH', `no executor took the call within ${dispatchTimeoutMs} ms (every executor serving the ${call.task.plugin.name} plugin was busy); it was not run`));
+      const subject = freed === undefined ? subjects.offer(prefix, fingerprint) : subjects.direct(prefix, freed, fingerprint);
+      const direct = freed !== undefined;
+      freed = undefined;
       let reply: Msg;
       try {
-        reply = await connection.request(subjects.offer(prefix, fingerprint), payload, { timeout: Math.min(OFFER_TIMEOUT_MS, left) });
+        reply = await connection.request(subject, payload, { timeout: Math.min(OFFER_TIMEOUT_MS, left) });
       } catch (error) {
         if (call.settled) return;
         const code = errorCode(error);
+        if (code === ErrorCode.NoResponders && direct) continue; // that executor left (or does not hold this plugin): ask the fleet
         if (code === ErrorCode.NoResponders) return call.settle(fail('ABORTED_BEFORE_DISPATCH', this.#noExecutorMessage(call.task.plugin.name)));
         if (code === ErrorCode.Timeout) continue; // whoever accepts too late lets its reservation lapse: it never runs
         return call.settle(fail('ABORTED_BEFORE_DISPATCH', `could not offer the call to the executors on ${this.#options.url} (${code ?? (error as Error).message}); it was not run`));
@@ -142,10 +156,24 @@ export class RemoteHost implements SandboxHost {
       if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
       const answer = decode(reply.data);
       if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor);
-      // Busy, or this tenant already holds its share there: NATS picks at random, so ask again after a short wait.
-      await new Promise((resolve) => setTimeout(resolve, busyWaitMs));
+      // Busy, or this tenant already holds its share there: ask again when an executor frees a
+      // slot, or after a short wait (NATS picks a member at random, and may pick a free one).
+      freed = await this.#waitForFree(Math.min(busyWaitMs, Math.max(0, deadline - performance.now())));
       busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
     }
+  }
+
+  /** Resolves with the executor that freed a slot, or undefined after `ms`. */
+  #waitForFree(ms: number): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const wake = (executor: string | undefined): void => {
+        clearTimeout(timer);
+        this.#waiting.delete(wake);
+        resolve(executor);
+      };
+      const timer = setTimeout(() => wake(undefined), ms);
+      this.#waiting.add(wake);
+    });
   }
 
   #start(call: RemoteCall, executor: string): void {

@@ -8,6 +8,8 @@
 //   capability request <- <prefix>.host.<host>.<token> (request)    <- a plugin asks; the host answers
 //   ping   -> <prefix>.exec.<executor> (request)                     -> liveness while calls run there
 //   cancel -> <prefix>.exec.<executor>                               -> aborts the call
+//   free   <- <prefix>.free                                          <- a busy executor freed a slot: hosts
+//             whose calls wait re-offer at once, to <prefix>.direct.<executor>.<plugin>
 //
 // A call runs only after its "go", which the host sends to exactly one executor that
 // accepted it: a late or lost accept can never make a second executor run it.
@@ -31,6 +33,10 @@ export function pluginFingerprint(spec: PluginSpec): string {
 
 export const subjects = {
   offer: (prefix: string, fingerprint: string): string => `${prefix}.offer.${fingerprint}`,
+  /** One executor's own offer subject: a host offers there first when that executor just freed a slot. */
+  direct: (prefix: string, executor: string, fingerprint: string): string => `${prefix}.direct.${executor}.${fingerprint}`,
+  /** An executor that refused offers (busy) says here when a slot frees, so waiting calls need not poll. */
+  free: (prefix: string): string => `${prefix}.free`,
   executor: (prefix: string, executor: string): string => `${prefix}.exec.${executor}`,
   hostCalls: (prefix: string, host: string): string => `${prefix}.host.${host}.*`,
   call: (prefix: string, host: string, token: string): string => `${prefix}.host.${host}.${token}`,
