@@ -1,6 +1,7 @@
 // A real nats-server on a free loopback port, and `airlock executor` processes connected to
 // it, for the remote-executor suites. Without the nats-server binary these suites are skipped
-// on a developer's machine with a warning; under CI they fail loudly (.ci/run installs it).
+// on a developer's machine with a warning; under CI they fail loudly (.ci/run installs it
+// and sets AIRLOCK_REQUIRE_NATS=1).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { BIN, ROOT } from './run-cli.js';
@@ -9,7 +10,8 @@ export const NATS_BINARY = process.env.AIRLOCK_NATS_SERVER ?? 'nats-server';
 
 export function natsAvailable(): boolean {
   const found = spawnSync(NATS_BINARY, ['--version'], { stdio: 'ignore' }).status === 0;
-  if (!found && process.env.CI === 'true') {
+  // .ci/run sets AIRLOCK_REQUIRE_NATS; any CI sets CI=true.
+  if (!found && (process.env.CI === 'true' || process.env.AIRLOCK_REQUIRE_NATS === '1')) {
     throw new Error(`${NATS_BINARY} is not installed, and CI must run the remote-executor tests: install it (apt-get install -y nats-server), as .ci/run does`);
   }
   if (!found) process.stderr.write(`warning: ${NATS_BINARY} not found; the remote-executor tests are skipped (apt-get install -y nats-server)\n`);
@@ -48,14 +50,26 @@ function waitForLine(child: ChildProcess, stream: 'stdout' | 'stderr', ready: Re
 
 export interface NatsServer {
   readonly url: string;
+  readonly pid: number | undefined;
+  /** Messages the server received and sent so far (its monitoring endpoint, /varz). */
+  messages(): Promise<{ readonly in: number; readonly out: number }>;
   stop(): Promise<void>;
 }
 
 export async function startNats(): Promise<NatsServer> {
   const port = await freePort();
-  const child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const monitor = await freePort();
+  const child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitor)], { stdio: ['ignore', 'ignore', 'pipe'] });
   await waitForLine(child, 'stderr', /Server is ready/);
-  return { url: `nats://127.0.0.1:${port}`, stop: () => stopProcess(child) };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    pid: child.pid,
+    async messages() {
+      const varz = (await (await fetch(`http://127.0.0.1:${monitor}/varz`)).json()) as { in_msgs: number; out_msgs: number };
+      return { in: varz.in_msgs, out: varz.out_msgs };
+    },
+    stop: () => stopProcess(child),
+  };
 }
 
 export interface ExecutorProcess {

@@ -97,6 +97,8 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   let plugins: Map<string, { spec: PluginSpec; info: ExecutorPlugin }>;
   try {
     plugins = await loadPlugins(host, options.plugins, caps);
+    // Start every shard's sandbox process now, not under the first call placed there.
+    await Promise.all(Array.from({ length: tenancy.processes }, (_, shard) => host.run({ kind: 'ping' }, undefined, undefined, shard)));
   } catch (error) {
     await host.close();
     await connection.close();

@@ -25,11 +25,17 @@ export interface RemoteHostOptions {
 
 /** One offer's wait for an answer; a late accept lets the executor's reservation lapse. */
 const OFFER_TIMEOUT_MS = 1000;
-/** Network allowance on top of the task's own deadline and the worker backstop. */
-const REMOTE_GRACE_MS = 1000;
+/**
+ * On top of the task's own deadline and the worker backstop, before this host gives up on a
+ * live executor that never answered. An executor that dies is found by the liveness probe
+ * long before; this only bounds an executor that stays up yet loses a call, so it is
+ * generous: an executor starting a sandbox process under load must not be cut short.
+ */
+const REMOTE_GRACE_MS = 10_000;
 /** A liveness probe unanswered this long means the executor is gone (a vanished one fails at once: no responders). */
 const PROBE_TIMEOUT_MS = 3000;
-const MAX_BUSY_WAIT_MS = 50;
+/** Waiting calls also re-offer on their own, backing off from 5 ms to this, in case a "free" notice is lost. */
+const MAX_BUSY_WAIT_MS = 200;
 
 interface RemoteCall {
   readonly token: string;
@@ -40,6 +46,8 @@ interface RemoteCall {
   executor: string | undefined;
   settled: boolean;
   backstop: ReturnType<typeof setTimeout> | undefined;
+  /** Set while the call waits in line for a free executor. */
+  wake: ((executor: string | undefined) => void) | undefined;
   settle(outcome: SandboxOutcome): void;
 }
 
@@ -60,8 +68,8 @@ export class RemoteHost implements SandboxHost {
   readonly #watches = new Map<string, ExecutorWatch>();
   readonly #fingerprints = new WeakMap<PluginSpec, string>();
   readonly #subscriptions: Subscription[];
-  /** Calls waiting because every executor they asked was busy; woken when one frees a slot. */
-  readonly #waiting = new Set<(executor: string) => void>();
+  /** Calls that found the fleet full, in order; only the head offers. */
+  readonly #line: RemoteCall[] = [];
   #closed = false;
 
   constructor(options: RemoteHostOptions) {
@@ -70,7 +78,8 @@ export class RemoteHost implements SandboxHost {
       options.connection.subscribe(subjects.hostCalls(options.prefix, this.#id), { callback: (error, message) => error === null && this.#onMessage(message) }),
       options.connection.subscribe(subjects.free(options.prefix), { callback: (error, message) => {
         const executor = error === null ? decode(message.data)?.executor : undefined;
-        if (isToken(executor)) for (const wake of [...this.#waiting]) wake(executor);
+        // One freed slot wakes one waiting call (the head of the line), not a herd of offers.
+        if (isToken(executor)) this.#wakeHead(executor);
       } }),
     ];
   }
@@ -89,9 +98,11 @@ export class RemoteHost implements SandboxHost {
         executor: undefined,
         settled: false,
         backstop: undefined,
+        wake: undefined,
         settle: (outcome) => {
           if (call.settled) return;
           call.settled = true;
+          call.wake?.(undefined); // out of the line at once, if it waits there
           this.#calls.delete(call.token);
           clearTimeout(call.backstop);
           unwatch?.();
@@ -127,53 +138,105 @@ export class RemoteHost implements SandboxHost {
   }
 
   /** Offers the call until one executor accepts it, then tells exactly that one to run it. */
+  /**
+   * Offers the call until one executor accepts it, then tells exactly that one to run it. When
+   * the fleet is full, calls wait in this host's line and only its head offers (backing off,
+   * and woken at once when a slot frees), so a full fleet costs one offer per freed slot, not
+   * one per waiting call.
+   */
   async #dispatch(call: RemoteCall): Promise<void> {
     const { connection, prefix, dispatchTimeoutMs } = this.#options;
     const fingerprint = this.#fingerprintOf(call.task.plugin);
     const offer: Offer = { type: 'offer', token: call.token, replyTo: subjects.call(prefix, this.#id, call.token), task: remoteTask(call.task) };
     const payload = encode(offer);
     const deadline = performance.now() + dispatchTimeoutMs;
-    let busyWaitMs = 1;
+    let busyWaitMs = 5;
+    // Calls already waiting go first: a new call does not overtake the line.
+    let waiting = this.#line.length > 0;
     // An executor that just freed a slot: the next offer goes to it alone.
     let freed: string | undefined;
-    while (!call.settled) {
-      const left = deadline - performance.now();
-      if (left <= 0) return call.settle(fail('ABORTED_BEFORE_DISPATCH', `no executor took the call within ${dispatchTimeoutMs} ms (every executor serving the ${call.task.plugin.name} plugin was busy); it was not run`));
-      const subject = freed === undefined ? subjects.offer(prefix, fingerprint) : subjects.direct(prefix, freed, fingerprint);
-      const direct = freed !== undefined;
-      freed = undefined;
-      let reply: Msg;
-      try {
-        reply = await connection.request(subject, payload, { timeout: Math.min(OFFER_TIMEOUT_MS, left) });
-      } catch (error) {
-        if (call.settled) return;
-        const code = errorCode(error);
-        if (code === ErrorCode.NoResponders && direct) continue; // that executor left (or does not hold this plugin): ask the fleet
-        if (code === ErrorCode.NoResponders) return call.settle(fail('ABORTED_BEFORE_DISPATCH', this.#noExecutorMessage(call.task.plugin.name)));
-        if (code === ErrorCode.Timeout) continue; // whoever accepts too late lets its reservation lapse: it never runs
-        return call.settle(fail('ABORTED_BEFORE_DISPATCH', `could not offer the call to the executors on ${this.#options.url} (${code ?? (error as Error).message}); it was not run`));
+    try {
+      while (!call.settled) {
+        if (waiting) {
+          freed = await this.#waitInLine(call, busyWaitMs, deadline);
+          if (this.#line[0] === call) busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
+          if (call.settled) return;
+        }
+        const left = Math.floor(deadline - performance.now());
+        if (left < 1) return call.settle(fail('ABORTED_BEFORE_DISPATCH', `no executor took the call within ${dispatchTimeoutMs} ms (every executor serving the ${call.task.plugin.name} plugin was busy); it was not run`));
+        const subject = freed === undefined ? subjects.offer(prefix, fingerprint) : subjects.direct(prefix, freed, fingerprint);
+        const direct = freed !== undefined;
+        freed = undefined;
+        let reply: Msg;
+        try {
+          reply = await connection.request(subject, payload, { timeout: Math.min(OFFER_TIMEOUT_MS, left) });
+        } catch (error) {
+          if (call.settled) return;
+          const code = errorCode(error);
+          if (code === ErrorCode.NoResponders && direct) continue; // that executor left (or does not hold this plugin): ask the fleet
+          if (code === ErrorCode.NoResponders) return call.settle(fail('ABORTED_BEFORE_DISPATCH', this.#noExecutorMessage(call.task.plugin.name)));
+          if (code === ErrorCode.Timeout) continue; // whoever accepts too late lets its reservation lapse: it never runs
+          return call.settle(fail('ABORTED_BEFORE_DISPATCH', `could not offer the call to the executors on ${this.#options.url} (${code ?? (error as Error).message}); it was not run`));
+        }
+        if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
+        const answer = decode(reply.data);
+        if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor);
+        if (answer?.reason === 'tenant-busy') {
+          // This tenant holds its share on that executor (others may have room for it): back
+          // off alone, never in the line, so one tenant's cap never holds up another tenant.
+          await this.#pause(call, Math.min(busyWaitMs, left));
+          busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
+          continue;
+        }
+        // That executor is full: wait in line for a freed slot.
+        waiting = true;
       }
-      if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
-      const answer = decode(reply.data);
-      if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor);
-      // Busy, or this tenant already holds its share there: ask again when an executor frees a
-      // slot, or after a short wait (NATS picks a member at random, and may pick a free one).
-      freed = await this.#waitForFree(Math.min(busyWaitMs, Math.max(0, deadline - performance.now())));
-      busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
+    } finally {
+      this.#leaveLine(call);
     }
   }
 
-  /** Resolves with the executor that freed a slot, or undefined after `ms`. */
-  #waitForFree(ms: number): Promise<string | undefined> {
+  /**
+   * Waits for this call's turn: the head of the line waits `backoffMs` or until woken (a slot
+   * freed: resolves with that executor); the others until they become the head and are woken.
+   * Either way, no longer than the dispatch deadline.
+   */
+  #waitInLine(call: RemoteCall, backoffMs: number, deadline: number): Promise<string | undefined> {
+    if (!this.#line.includes(call)) this.#line.push(call);
     return new Promise((resolve) => {
-      const wake = (executor: string | undefined): void => {
+      const left = Math.max(0, deadline - performance.now());
+      const timer = setTimeout(() => call.wake?.(undefined), this.#line[0] === call ? Math.min(backoffMs, left) : left);
+      call.wake = (executor) => {
         clearTimeout(timer);
-        this.#waiting.delete(wake);
+        call.wake = undefined;
         resolve(executor);
       };
-      const timer = setTimeout(() => wake(undefined), ms);
-      this.#waiting.add(wake);
     });
+  }
+
+  /** Waits `ms`, or less if the call settles meanwhile. */
+  #pause(call: RemoteCall, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => call.wake?.(undefined), ms);
+      call.wake = () => {
+        clearTimeout(timer);
+        call.wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  /** Takes the call out of the line; when it was the head, the next call offers at once. */
+  #leaveLine(call: RemoteCall): void {
+    const index = this.#line.indexOf(call);
+    if (index === -1) return;
+    this.#line.splice(index, 1);
+    if (index === 0) this.#wakeHead(undefined);
+  }
+
+  /** A slot freed (on `executor`, when known): the head of the line offers now. */
+  #wakeHead(executor: string | undefined): void {
+    this.#line[0]?.wake?.(executor);
   }
 
   #start(call: RemoteCall, executor: string): void {
@@ -195,7 +258,10 @@ export class RemoteHost implements SandboxHost {
     const live = call !== undefined && body?.token === token && call.executor !== undefined ? call : undefined;
     switch (body?.type) {
       case 'result':
-        if (live !== undefined) live.settle(readOutcome(body.outcome) ?? fail('SANDBOX_CRASH', `executor ${live.executor ?? ''} sent a malformed result`));
+        if (live === undefined) return;
+        live.settle(readOutcome(body.outcome) ?? fail('SANDBOX_CRASH', `executor ${live.executor ?? ''} sent a malformed result`));
+        // That executor has a free slot now: the head of the line asks it first.
+        this.#wakeHead(live.executor);
         return;
       case 'expired':
         // The "go" never reached it in time, so the call never ran: offer it again.
