@@ -303,3 +303,23 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     });
   });
 });
+
+describe('remote executor options (no server needed)', () => {
+  it('names the bad option by path, before connecting', async () => {
+    const cases: [Parameters<typeof createRemoteSandbox>[0], RegExp][] = [
+      [{ url: 'http://127.0.0.1:4222' }, /options\.url: "http:\/\/127\.0\.0\.1:4222" must start with nats:\/\//],
+      [{ url: 'redis://127.0.0.1:6379' }, /options\.url: executors are reached over NATS, not Redis/],
+      [{ url: '' }, /options\.url must be a nats:\/\/ URL/],
+      [{ url: 'nats://127.0.0.1:1', maxInFlight: 0 }, /options\.maxInFlight must be a whole number from 1 to 1024/],
+      [{ url: 'nats://127.0.0.1:1', dispatchTimeoutMs: 1.5 }, /options\.dispatchTimeoutMs must be a whole number/],
+      [{ url: 'nats://127.0.0.1:1', livenessMs: 1 }, /options\.livenessMs must be a whole number from 10/],
+      [{ url: 'nats://127.0.0.1:1', subjectPrefix: 'a b' }, /options\.subjectPrefix must be dot-separated/],
+      [{ url: 'nats://127.0.0.1:1', subjectPrefix: 'a.>' }, /options\.subjectPrefix must be dot-separated/],
+    ];
+    for (const [options, message] of cases) {
+      const error = await createRemoteSandbox(options).catch((caught: unknown) => caught);
+      expect(SandboxError.isInstance(error) && error.code, JSON.stringify(options)).toBe('INVALID_OPTION');
+      expect((error as Error).message).toMatch(message);
+    }
+  });
+});

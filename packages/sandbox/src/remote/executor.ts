@@ -5,7 +5,7 @@
 // the call. SIGTERM-style drain: take no new calls, finish those in flight, then leave.
 import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Msg, NatsConnection, Subscription } from 'nats';
+import type { Msg, Subscription } from 'nats';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { CrashQuarantine } from '../host/crash-quarantine.js';
 import { ShardedHost } from '../host/sharded-host.js';

@@ -89,7 +89,6 @@ export class RemoteHost implements SandboxHost {
     if (task.kind === 'ping') return Promise.resolve({ ok: true, json: 'null', usage: NO_USAGE });
     if (signal?.aborted) return Promise.resolve(fail('ABORTED_BEFORE_DISPATCH', 'cancelled before it started'));
     return new Promise<SandboxOutcome>((resolve) => {
-      let unwatch: (() => void) | undefined;
       const call: RemoteCall = {
         token: randomToken(),
         task,
@@ -111,7 +110,8 @@ export class RemoteHost implements SandboxHost {
         },
       };
       this.#calls.set(call.token, call);
-      unwatch = signal === undefined ? undefined : onAbort(signal, () => {
+      // Registered after `call` exists; `signal` is not aborted yet, so settle cannot run before this is set.
+      const unwatch = signal === undefined ? undefined : onAbort(signal, () => {
         // Not yet told to run anywhere: it ends here, never run. Running: the executor aborts it and answers.
         if (call.executor === undefined) return call.settle(fail('ABORTED_BEFORE_DISPATCH', 'cancelled before it started'));
         this.#send(call.executor, { type: 'cancel', token: call.token });
