@@ -36,6 +36,8 @@ const REMOTE_GRACE_MS = 10_000;
 const PROBE_TIMEOUT_MS = 3000;
 /** Waiting calls also re-offer on their own, backing off from 5 ms to this, in case a "free" notice is lost. */
 const MAX_BUSY_WAIT_MS = 200;
+/** The line of calls that found an executor full. */
+const FLEET = 'fleet';
 
 interface RemoteCall {
   readonly token: string;
@@ -48,6 +50,8 @@ interface RemoteCall {
   backstop: ReturnType<typeof setTimeout> | undefined;
   /** Set while the call waits in line for a free executor. */
   wake: ((executor: string | undefined) => void) | undefined;
+  /** The line it waits in, if any. */
+  line: string | undefined;
   settle(outcome: SandboxOutcome): void;
 }
 
@@ -68,8 +72,11 @@ export class RemoteHost implements SandboxHost {
   readonly #watches = new Map<string, ExecutorWatch>();
   readonly #fingerprints = new WeakMap<PluginSpec, string>();
   readonly #subscriptions: Subscription[];
-  /** Calls that found the fleet full, in order; only the head offers. */
-  readonly #line: RemoteCall[] = [];
+  /**
+   * Calls waiting for a slot, in order; only each line's head offers. FLEET holds calls that
+   * found an executor full; `tenant:<id>` those whose tenant held its share where they asked.
+   */
+  readonly #lines = new Map<string, RemoteCall[]>();
   #closed = false;
 
   constructor(options: RemoteHostOptions) {
@@ -78,8 +85,8 @@ export class RemoteHost implements SandboxHost {
       options.connection.subscribe(subjects.hostCalls(options.prefix, this.#id), { callback: (error, message) => error === null && this.#onMessage(message) }),
       options.connection.subscribe(subjects.free(options.prefix), { callback: (error, message) => {
         const executor = error === null ? decode(message.data)?.executor : undefined;
-        // One freed slot wakes one waiting call (the head of the line), not a herd of offers.
-        if (isToken(executor)) this.#wakeHead(executor);
+        // A freed slot wakes each line's head, not a herd of offers.
+        if (isToken(executor)) for (const key of [...this.#lines.keys()]) this.#wakeHead(key, executor);
       } }),
     ];
   }
@@ -98,6 +105,7 @@ export class RemoteHost implements SandboxHost {
         settled: false,
         backstop: undefined,
         wake: undefined,
+        line: undefined,
         settle: (outcome) => {
           if (call.settled) return;
           call.settled = true;
@@ -137,12 +145,12 @@ export class RemoteHost implements SandboxHost {
     if (!this.#options.connection.isClosed()) await this.#options.connection.drain().catch(() => undefined);
   }
 
-  /** Offers the call until one executor accepts it, then tells exactly that one to run it. */
   /**
    * Offers the call until one executor accepts it, then tells exactly that one to run it. When
-   * the fleet is full, calls wait in this host's line and only its head offers (backing off,
-   * and woken at once when a slot frees), so a full fleet costs one offer per freed slot, not
-   * one per waiting call.
+   * executors refuse, calls wait in this host's lines and only each line's head offers
+   * (backing off, and woken at once when a slot frees), so a full fleet costs one offer per
+   * freed slot, not one per waiting call. A call refused because its tenant holds its share
+   * waits in that tenant's own line, so one tenant's cap never holds up another tenant.
    */
   async #dispatch(call: RemoteCall): Promise<void> {
     const { connection, prefix, dispatchTimeoutMs } = this.#options;
@@ -151,19 +159,25 @@ export class RemoteHost implements SandboxHost {
     const payload = encode(offer);
     const deadline = performance.now() + dispatchTimeoutMs;
     let busyWaitMs = 5;
-    // Calls already waiting go first: a new call does not overtake the line.
-    let waiting = this.#line.length > 0;
+    const tenantLine = `tenant:${tenantOf(call.task)}`;
+    // Calls already waiting go first: a new call does not overtake a line.
+    let line = this.#waiters(FLEET) > 0 ? FLEET : this.#waiters(tenantLine) > 0 ? tenantLine : undefined;
     // An executor that just freed a slot: the next offer goes to it alone.
     let freed: string | undefined;
+    // The last offer timed out (rather than being refused): said in the message if the deadline passes.
+    let unanswered = false;
     try {
       while (!call.settled) {
-        if (waiting) {
-          freed = await this.#waitInLine(call, busyWaitMs, deadline);
-          if (this.#line[0] === call) busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
+        if (line !== undefined) {
+          freed = await this.#waitInLine(call, line, busyWaitMs, deadline);
+          if (this.#lines.get(line)?.[0] === call) busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
           if (call.settled) return;
         }
         const left = Math.floor(deadline - performance.now());
-        if (left < 1) return call.settle(fail('ABORTED_BEFORE_DISPATCH', `no executor took the call within ${dispatchTimeoutMs} ms (every executor serving the ${call.task.plugin.name} plugin was busy); it was not run`));
+        if (left < 1) {
+          const why = unanswered ? 'offers went unanswered: is the NATS server reachable?' : `every executor serving the ${call.task.plugin.name} plugin was busy`;
+          return call.settle(fail('ABORTED_BEFORE_DISPATCH', `no executor took the call within ${dispatchTimeoutMs} ms (${why}); it was not run`));
+        }
         const subject = freed === undefined ? subjects.offer(prefix, fingerprint) : subjects.direct(prefix, freed, fingerprint);
         const direct = freed !== undefined;
         freed = undefined;
@@ -175,37 +189,44 @@ export class RemoteHost implements SandboxHost {
           const code = errorCode(error);
           if (code === ErrorCode.NoResponders && direct) continue; // that executor left (or does not hold this plugin): ask the fleet
           if (code === ErrorCode.NoResponders) return call.settle(fail('ABORTED_BEFORE_DISPATCH', this.#noExecutorMessage(call.task.plugin.name)));
-          if (code === ErrorCode.Timeout) continue; // whoever accepts too late lets its reservation lapse: it never runs
+          if (code === ErrorCode.Timeout) {
+            unanswered = true;
+            continue; // whoever accepts too late lets its reservation lapse: it never runs
+          }
           return call.settle(fail('ABORTED_BEFORE_DISPATCH', `could not offer the call to the executors on ${this.#options.url} (${code ?? (error as Error).message}); it was not run`));
         }
         if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
+        unanswered = false;
         const answer = decode(reply.data);
         if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor);
-        if (answer?.reason === 'tenant-busy') {
-          // This tenant holds its share on that executor (others may have room for it): back
-          // off alone, never in the line, so one tenant's cap never holds up another tenant.
-          await this.#pause(call, Math.min(busyWaitMs, left));
-          busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
-          continue;
-        }
-        // That executor is full: wait in line for a freed slot.
-        waiting = true;
+        // Full, or this tenant holds its share there: wait in the matching line for a freed slot.
+        line = answer?.reason === 'tenant-busy' ? tenantLine : FLEET;
       }
     } finally {
       this.#leaveLine(call);
     }
   }
 
+  #waiters(line: string): number {
+    return this.#lines.get(line)?.length ?? 0;
+  }
+
   /**
-   * Waits for this call's turn: the head of the line waits `backoffMs` or until woken (a slot
+   * Waits for this call's turn in `line`: the head waits `backoffMs` or until woken (a slot
    * freed: resolves with that executor); the others until they become the head and are woken.
    * Either way, no longer than the dispatch deadline.
    */
-  #waitInLine(call: RemoteCall, backoffMs: number, deadline: number): Promise<string | undefined> {
-    if (!this.#line.includes(call)) this.#line.push(call);
+  #waitInLine(call: RemoteCall, line: string, backoffMs: number, deadline: number): Promise<string | undefined> {
+    if (call.line !== line) {
+      this.#leaveLine(call);
+      const queue = this.#lines.get(line) ?? [];
+      queue.push(call);
+      this.#lines.set(line, queue);
+      call.line = line;
+    }
     return new Promise((resolve) => {
       const left = Math.max(0, deadline - performance.now());
-      const timer = setTimeout(() => call.wake?.(undefined), this.#line[0] === call ? Math.min(backoffMs, left) : left);
+      const timer = setTimeout(() => call.wake?.(undefined), this.#lines.get(line)?.[0] === call ? Math.min(backoffMs, left) : left);
       call.wake = (executor) => {
         clearTimeout(timer);
         call.wake = undefined;
@@ -214,29 +235,21 @@ export class RemoteHost implements SandboxHost {
     });
   }
 
-  /** Waits `ms`, or less if the call settles meanwhile. */
-  #pause(call: RemoteCall, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => call.wake?.(undefined), ms);
-      call.wake = () => {
-        clearTimeout(timer);
-        call.wake = undefined;
-        resolve();
-      };
-    });
-  }
-
-  /** Takes the call out of the line; when it was the head, the next call offers at once. */
+  /** Takes the call out of its line; when it was the head, the next call offers at once. */
   #leaveLine(call: RemoteCall): void {
-    const index = this.#line.indexOf(call);
-    if (index === -1) return;
-    this.#line.splice(index, 1);
-    if (index === 0) this.#wakeHead(undefined);
+    const line = call.line;
+    if (line === undefined) return;
+    call.line = undefined;
+    const queue = this.#lines.get(line) ?? [];
+    const index = queue.indexOf(call);
+    if (index !== -1) queue.splice(index, 1);
+    if (queue.length === 0) this.#lines.delete(line);
+    else if (index === 0) this.#wakeHead(line, undefined);
   }
 
-  /** A slot freed (on `executor`, when known): the head of the line offers now. */
-  #wakeHead(executor: string | undefined): void {
-    this.#line[0]?.wake?.(executor);
+  /** A slot freed (on `executor`, when known): the head of `line` offers now. */
+  #wakeHead(line: string, executor: string | undefined): void {
+    this.#lines.get(line)?.[0]?.wake?.(executor);
   }
 
   #start(call: RemoteCall, executor: string): void {
@@ -260,8 +273,9 @@ export class RemoteHost implements SandboxHost {
       case 'result':
         if (live === undefined) return;
         live.settle(readOutcome(body.outcome) ?? fail('SANDBOX_CRASH', `executor ${live.executor ?? ''} sent a malformed result`));
-        // That executor has a free slot now: the head of the line asks it first.
-        this.#wakeHead(live.executor);
+        // That executor has a free slot now, one this tenant may use: those lines' heads ask it first.
+        this.#wakeHead(`tenant:${tenantOf(live.task)}`, live.executor);
+        this.#wakeHead(FLEET, live.executor);
         return;
       case 'expired':
         // The "go" never reached it in time, so the call never ran: offer it again.
@@ -350,6 +364,11 @@ export class RemoteHost implements SandboxHost {
   #noExecutorMessage(plugin: string): string {
     return `no executor serves the ${plugin} plugin (this manifest and module) on ${this.#options.url}; start one with "airlock executor --connect ${this.#options.url} --plugins <dir>" holding the same plugin folder; the call was not run`;
   }
+}
+
+/** Whose work a task is (plugin loading is nobody's: an empty tenant). */
+function tenantOf(task: SandboxTask): string {
+  return task.kind === 'call' || task.kind === 'classify' ? task.tenant : '';
 }
 
 function remoteTask(task: SandboxTask & { readonly plugin: PluginSpec }): RemoteTask {
