@@ -146,17 +146,21 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
       let count = 0;
       for (const tag of ['a', 'b', 'c']) void startOf(tag).then(() => (count += 1) === 2 && resolve());
     });
-    const results = engine.run(['a', 'b', 'c'].map((tag) => call(tag, 'work', { tag, ms: 600 })));
+    // One call per turn: nothing depends on the classifier's verdict to run them at once.
+    const results = Promise.all(['a', 'b', 'c'].map((tag) => engine.run([call(tag, 'work', { tag, ms: 600 })])));
     await two;
     expect(runs.size).toBe(2);
-    expect(codes(await results)).toEqual(['ok', 'ok', 'ok']);
+    expect(codes((await results).flat())).toEqual(['ok', 'ok', 'ok']);
     expect([...runs.values()]).toEqual([1, 1, 1]);
 
     const impatient = await remote({ dispatchTimeoutMs: 200 });
-    const late = impatient.engine.run([call('x', 'work', { tag: 'x', ms: 1500 }), call('y', 'work', { tag: 'y', ms: 1500 }), call('z', 'work', { tag: 'z' })]);
-    const outcome = await late;
-    expect(codes(outcome)).toEqual(['ok', 'ok', 'ABORTED_BEFORE_DISPATCH']);
-    expect((outcome[2] as ToolFailure).error.message).toMatch(/no executor took the call within 200 ms .*it was not run/);
+    const both = Promise.all([impatient.startOf('x'), impatient.startOf('y')]);
+    const long = Promise.all(['x', 'y'].map((tag) => impatient.engine.run([call(tag, 'work', { tag, ms: 3000 })])));
+    await both; // the fleet is full
+    const outcome = await impatient.engine.run([call('z', 'work', { tag: 'z' })]);
+    expect(codes(outcome)).toEqual(['ABORTED_BEFORE_DISPATCH']);
+    expect((outcome[0] as ToolFailure).error.message).toMatch(/no executor took the call within 200 ms .*it was not run/);
+    expect(codes((await long).flat())).toEqual(['ok', 'ok']);
     expect(impatient.runs.get('z')).toBeUndefined();
   });
 
