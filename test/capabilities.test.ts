@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 
 const stores = new Map<string, Map<string, JsonValue>>();
-let slowSignal: AbortSignal | undefined;
+/** The signal each kv.slow request was given, by the tenant that asked (each mode uses its own tenants). */
+const slowSignals = new Map<string, AbortSignal>();
 const capabilities: Record<string, Capability> = {
   'kv.get': (argument, context) => stores.get(context.tenant)?.get((argument as { key: string }).key) ?? null,
   'kv.set': (argument, context) => {
@@ -20,7 +21,7 @@ const capabilities: Record<string, Capability> = {
     throw new Error('database at /srv/secret/db.sqlite is locked');
   },
   'kv.slow': (_argument, context) => {
-    slowSignal = context.signal;
+    slowSignals.set(context.tenant, context.signal);
     return new Promise(() => undefined);
   },
   'admin.wipe': () => true, // offered by the host, granted to no plugin
@@ -61,9 +62,13 @@ for (const mode of ['process', 'in-process'] as const) {
     });
 
     it('a capability that never answers is ended by the call\'s deadline, and its signal aborts', async () => {
-      const result = await call('waiting');
+      // A tenant of this mode only: the signal checked is the one this mode's call was given.
+      const tenant = `waiter-${mode}`;
+      const result = await call('waiting', {}, tenant);
       expect((result as ToolFailure).error.code).toBe('TIMEOUT');
-      await expect.poll(() => slowSignal?.aborted).toBe(true);
+      const signal = slowSignals.get(tenant);
+      expect(signal).toBeDefined();
+      await expect.poll(() => signal?.aborted).toBe(true);
       expect(await call('remember', { key: 'k' }, 'acme')).toMatchObject({ isError: false });
     });
   });

@@ -3,7 +3,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { airlock, oneLine } from './support/run-cli.js';
@@ -54,26 +54,54 @@ describe('--workspace and --kv', () => {
     expect(oneLine(stderr)).toContain(message);
   });
 
-  it('--allow-net offers fetch to that origin, and --secret adds a secret from the environment the plugin never sees', async () => {
-    const server = createServer((req, res) => res.end(JSON.stringify({ authorization: req.headers.authorization ?? null })));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    try {
-      const plugin = join(base, 'fetcher');
+  describe('--allow-net and --secret', () => {
+    let requests = 0;
+    let server: Server;
+    let origin: string;
+    let plugin: string;
+    let transcript: string;
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        requests += 1;
+        res.end(JSON.stringify({ authorization: req.headers.authorization ?? null }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      plugin = join(base, 'fetcher');
       await mkdir(plugin);
       await writeFile(join(plugin, 'index.js'), "export default { tools: [{ name: 'get', description: 'g', parameters: { type: 'object', properties: { url: { type: 'string' } } }, execute: ({ url }, ctx) => ctx.capabilities.fetch({ url }) }] };");
       await writeFile(join(plugin, 'airlock.plugin.json'), JSON.stringify({ name: 'fetcher', module: './index.js', capabilities: ['fetch'], network: { allow: [origin] }, secrets: { TOKEN: { origins: [origin], header: 'Authorization', format: 'Bearer {secret}' } } }));
-      const transcript = join(base, 'get.json');
+      transcript = join(base, 'get.json');
       await writeFile(transcript, JSON.stringify({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get', arguments: JSON.stringify({ url: `${origin}/` }) } }] }));
+    });
+    afterAll(() => {
+      server.close();
+    });
+
+    it('--allow-net offers fetch to that origin, and --secret adds a secret from the environment the plugin never sees', async () => {
       const { code, stdout } = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--secret', 'TOKEN=env:AIRLOCK_TEST_TOKEN', '--json'], { env: { AIRLOCK_TEST_TOKEN: 'tok-123456' } });
       expect(code).toBe(0);
       expect(JSON.parse(stdout).results[0]).toMatchObject({ isError: false, value: { status: 200, body: '{"authorization":"Bearer [REDACTED]"}' } });
       expect(stdout).not.toContain('tok-123456');
+    });
+
+    it('an origin --allow-net does not name is refused in the plugin', async () => {
       const refused = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', 'https://example.com', '--json']);
       expect(JSON.parse(refused.stdout).results[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR' } });
-    } finally {
-      server.close();
-    }
+    });
+
+    it('without --secret for a secret the manifest names: a warning at check and at start, and the request refused, never sent bare', async () => {
+      const warning = 'secrets.TOKEN: this host supplies no value for it, so fetch refuses requests to its origins (give it with --secret TOKEN=env:VARIABLE)';
+      const check = await airlock(['check', plugin, '--allow-net', origin]);
+      expect(check.code).toBe(0);
+      expect(check.stdout).toContain(warning);
+      const sent = requests;
+      const bare = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--json']);
+      expect(bare.code).toBe(0);
+      expect(bare.stderr).toContain(`airlock: warning: ${join(plugin, 'airlock.plugin.json')}: ${warning}`);
+      expect(JSON.parse(bare.stdout).results[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR', message: expect.stringContaining('capability fetch failed') } });
+      expect(requests).toBe(sent);
+    });
   });
 
   it('--help names the flags', async () => {

@@ -233,6 +233,8 @@ describe('airlock bench', () => {
       for (const name of ['sandbox.warm_call', 'sandbox.fresh_call', 'baseline.piscina_ivm_warm', 'baseline.ivm_new_context', 'peer.quickjs_warm', 'peer.quickjs_fresh']) {
         expect(entries.map((entry) => entry.name)).toEqual(expect.arrayContaining([`${name}_p50`, `${name}_p99`]));
       }
+      // The capability round trip, beside the same host function called directly.
+      expect(entries.map((entry) => entry.name)).toEqual(expect.arrayContaining(['trusted.capability_direct_p50', 'sandbox.capability_round_trip_p50', 'sandbox.capability_round_trip_vs_direct_ratio', 'sandbox.capability_round_trip_in_process_vs_direct_ratio']));
       expect(entries.filter((entry) => entry.name.endsWith('_ratio') && !entry.name.startsWith('baseline.')).every((entry) => /^[\d.]+\.\.[\d.]+$/.test(entry.range ?? ''))).toBe(true);
       const bigger = JSON.parse(await readFile(join(dir, 'bigger.json'), 'utf8')) as { name: string }[];
       expect(bigger.map((entry) => entry.name)).toContain('sandbox.batch10_vs_piscina_ivm_ratio');

@@ -20,6 +20,11 @@ function serve(name: 'a' | 'b'): Promise<Server> {
     seen.push({ server: name, url: req.url ?? '', authorization: req.headers.authorization });
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/echo') return void res.end(JSON.stringify({ headers: req.headers }));
+    // Echoes as other servers spell it: JSON with "/" escaped (PHP), percent-encoded, and the token in base64.
+    if (url.pathname === '/respell') {
+      const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      return void res.setHeader('x-token', encodeURIComponent(token)).end(JSON.stringify(token).replace(/\//g, '\\/') + Buffer.from(token).toString('base64'));
+    }
     if (url.pathname === '/big') return void res.end('x'.repeat(100_000));
     if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
     if (url.pathname === '/loop') return void res.writeHead(302, { location: `/loop?n=${Number(url.searchParams.get('n') ?? 0) + 1}` }).end();
@@ -86,10 +91,10 @@ describe('fetch capability', () => {
   });
 
   it('refuses loopback and metadata addresses reached through a wildcard, whatever DNS says', async () => {
-    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'] });
+    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'], 'hexmapped.test': ['::ffff:7f00:1'], 'compat.test': ['::7f00:1'] });
     const allow = [`http://*.test:${portA}`, 'http://*.test'];
     const { fetch } = await open({ network: { allow } }, { network: { allow, resolve } });
-    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test']) {
+    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test', 'hexmapped.test', 'compat.test']) {
       expect(await fetch({ url: `http://${host}:${portA}/hello` }), host).toMatchObject({ ok: false });
     }
     expect(await fetch({ url: 'http://169.254.169.254/latest/meta-data/' })).toMatchObject({ ok: false });
@@ -137,13 +142,68 @@ describe('fetch capability', () => {
     // A redirect to another allowed origin does not carry the secret along.
     await fetch({ url: `${A}/redirect?to=${encodeURIComponent(`${B}/echo`)}` });
     expect(seen.at(-1)).toMatchObject({ server: 'b', authorization: undefined });
-    await fetch({ url: `${A}/echo` }, 'globex');
-    expect(seen.at(-1)).toMatchObject({ server: 'a', authorization: undefined });
     expect(await run('names', {})).toMatchObject({ value: ['fetch'] });
   });
 
+  it('refuses a request a secret goes with when the host supplies no value for this tenant, and never sends it bare', async () => {
+    const secrets = { API_TOKEN: (tenant: string) => (tenant === 'acme' ? 's3cr3t-acme' : tenant === 'empty' ? '' : tenant === 'broken' ? 'a\r\nx-evil: 1' : undefined) };
+    const manifest = { network: { allow: [A, B] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+    const { fetch } = await open(manifest, { network: { allow: [A, B] }, secrets });
+    for (const tenant of ['globex', 'empty', 'broken']) {
+      expect(await fetch({ url: `${A}/echo`, headers: { authorization: 'Bearer forged' } }, tenant), tenant).toEqual({ ok: false, error: 'capability fetch failed' });
+      // Nor by a redirect from an origin that needs no secret.
+      expect(await fetch({ url: `${B}/redirect?to=${encodeURIComponent(`${A}/echo`)}` }, tenant), tenant).toMatchObject({ ok: false });
+    }
+    expect(seen.filter((hit) => hit.server === 'a')).toEqual([]);
+    // Origins the secret does not go to still work.
+    expect(await fetch({ url: `${B}/hello` }, 'globex')).toMatchObject({ ok: true, value: { body: 'hello from b' } });
+  });
+
+  it('redacts an echoed secret however the server spells it: JSON-escaped, percent-encoded, base64', async () => {
+    const token = 'tok/with+odd=chars"';
+    const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+    const { fetch } = await open(manifest, { network: { allow: [A] }, secrets: { API_TOKEN: token } });
+    const answer = await fetch({ url: `${A}/respell` });
+    expect(answer).toMatchObject({ ok: true, value: { status: 200, headers: { 'x-token': '[REDACTED]' } } });
+    expect(answer.value!.body).toBe('"[REDACTED]"[REDACTED]');
+    expect(seen.at(-1)).toMatchObject({ authorization: `Bearer ${token}` });
+  });
+
+  it('warns, at check and at load, of a secret the manifest names that the host does not supply', async () => {
+    const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' }, OTHER: { origins: [A], header: 'X-Key', format: '{secret}' } } };
+    const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], ...manifest });
+    const sandbox = createSandbox({ mode: 'in-process', threads: 1, network: { allow: [A] }, secrets: { OTHER: 'x' } });
+    opened.push(sandbox);
+    const [report] = await sandbox.checkPlugins([dir]);
+    expect(report!.problems).toEqual([]);
+    expect(report!.warnings).toEqual([expect.stringMatching(/airlock\.plugin\.json: secrets\.API_TOKEN: this host supplies no value for it, so fetch refuses requests to its origins$/)]);
+    const [info] = await sandbox.loadPlugins([dir]);
+    expect(info!.warnings).toEqual(report!.warnings);
+  });
+
+  it('refuses a manifest whose secret goes to an origin network.allow does not cover (the secret could never be sent)', async () => {
+    const httpsA = `https://127.0.0.1:${portA}`;
+    const secret = (origins: string[]) => ({ origins, header: 'Authorization', format: 'Bearer {secret}' });
+    const bad = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: [A, `http://*.test:${portA}`] }, secrets: { T: secret([A, httpsA]), U: secret([`http://*.other:${portA}`]) } });
+    const good = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: [A, `http://*.test:${portA}`] }, secrets: { T: secret([A, `http://api.test:${portA}`, `http://*.deep.test:${portA}`]) } });
+    const sandbox = createSandbox({ mode: 'in-process', threads: 1, network: { allow: [A] }, secrets: { T: 'x', U: 'y' } });
+    opened.push(sandbox);
+    const [badReport, goodReport] = await sandbox.checkPlugins([bad, good]);
+    expect(badReport!.problems).toEqual([
+      expect.stringContaining(`secrets.T.origins.1 (${httpsA}) is not in network.allow, so the secret could never be sent there`),
+      expect.stringContaining('secrets.U.origins.0'),
+    ]);
+    expect(goodReport!.problems).toEqual([]);
+  });
+
+  it('checks the host\'s secret values when the sandbox is created', () => {
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: '' } })).toThrow('options.secrets.T must be a non-empty string without line breaks, or a function of the tenant');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: 'a\nb' } })).toThrow('options.secrets.T must be');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: 42 as unknown as string } })).toThrow('options.secrets.T must be');
+  });
+
   it('checks the manifest\'s network and secrets keys by path', async () => {
-    const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: ['https://example.com/path', 'ftp://x'] }, secrets: { T: { origins: [A], header: 'Authorization', format: 'Bearer' } } });
+    const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], network: { allow: ['https://example.com/path', 'ftp://x'] }, secrets: { T: { origins: [A], header: 'Authorization', format: 'Bearer' }, U: { origins: [A], header: 'Host', format: '{secret}' } } });
     const sandbox = createSandbox({ mode: 'in-process', network: { allow: [A] } });
     opened.push(sandbox);
     const [report] = await sandbox.checkPlugins([dir]);
@@ -151,5 +211,6 @@ describe('fetch capability', () => {
     expect(problems).toContain('network.allow.0 must be an origin');
     expect(problems).toContain('network.allow.1 must be an origin');
     expect(problems).toContain('secrets.T.format must contain "{secret}"');
+    expect(problems).toContain('secrets.U.header must not be a header the host sets itself');
   });
 });

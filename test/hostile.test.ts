@@ -202,12 +202,18 @@ describe('realm persistence and arguments', () => {
     await expectBenignAfter(h);
   });
 
-  it('classifier-spin.js: a spinning classifier only makes its call exclusive', async () => {
-    const h = await harness('hostile/classifier-spin.js', LIMITS);
+  it('classifier-spin.js: a spinning classifier only makes its calls exclusive: on two free threads they run one after another', async () => {
+    // Two threads, so parallel calls would overlap; a lone call is never classified, so three.
+    const h = await harness('hostile/classifier-spin.js', LIMITS, { threads: 2 });
     open = h;
     const started = performance.now();
-    const { results } = await h.call('attack');
-    expect(results[0]).toMatchObject({ isError: false, value: 'ran' });
-    expect(performance.now() - started).toBeLessThan(2000);
+    const results = await h.engine.run(['a1', 'a2', 'a3'].map((id) => ({ id, name: 'attack', arguments: '{}' })));
+    expect(results.map((result) => result.isError)).toEqual([false, false, false]);
+    const spans = results.map((result) => (result as unknown as { value: { start: number; end: number } }).value);
+    // Exclusive: each call started only after the one before it ended.
+    for (let i = 1; i < spans.length; i += 1) expect(spans[i]!.start).toBeGreaterThanOrEqual(spans[i - 1]!.end);
+    // The spinning classifier was stopped within its small budget, not the call's.
+    expect(performance.now() - started).toBeLessThan(3 * 150 + 2000);
+    await expectBenignAfter(h);
   });
 });

@@ -77,6 +77,30 @@ describe('kv capability', () => {
     expect((big as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(4);
   });
 
+  it('counts every request of a call in its metadata, refused ones too, and the JSON bytes that crossed each way', async () => {
+    const { run } = await open({ kv: join(base, 'counts.sqlite') });
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+    const requests = [
+      { name: 'kv.set', argument: { key: 'k', value: { n: '€' } } },
+      { name: 'kv.get', argument: { key: 'k' } },
+      { name: 'log', argument: { level: 'info', message: 'hi' } },
+    ];
+    const result = await run('many', { requests });
+    const answers = (result as unknown as { value: { ok: boolean; value?: JsonValue }[] }).value;
+    expect(answers.every((answer) => answer.ok)).toBe(true);
+    expect(result.metadata).toMatchObject({
+      capabilityRequests: 3,
+      capabilityBytesIn: requests.reduce((sum, request) => sum + bytes(request.argument), 0),
+      capabilityBytesOut: answers.reduce((sum, answer) => sum + bytes(answer.value ?? null), 0),
+    });
+    // Twenty at once: sixteen may wait at the host, four are refused in the worker; all twenty count.
+    const line = { level: 'info', message: 'hi' };
+    const flood = await run('many', { requests: Array.from({ length: 20 }, () => ({ name: 'log', argument: line })) });
+    const answered = (flood as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok).length;
+    expect(answered).toBe(16);
+    expect(flood.metadata).toMatchObject({ capabilityRequests: 20, capabilityBytesIn: 16 * bytes(line), capabilityBytesOut: 16 * bytes(null) });
+  });
+
   it('refuses hostile keys and arguments with a generic error', async () => {
     const { cap } = await open({ kv: join(base, 'hostile.sqlite') });
     for (const argument of [{ key: '' }, { key: 'a\u0000b' }, { key: 'k'.repeat(513) }, { key: 42 }, 'key', null, { key: 'k' }]) {
@@ -112,5 +136,29 @@ describe('log capability', () => {
     const flood = await run('chatty', { lines: 150 });
     expect(flood.metadata?.logs).toHaveLength(100);
     expect(flood.metadata?.logsDropped).toBe(51);
+  });
+
+  it('keeps console lines and log requests in the order the plugin emitted them', async () => {
+    const { run } = await open({}, { capabilities: ['log'] });
+    const result = await run('interleave', {});
+    expect(result).toMatchObject({ isError: false, value: 'interleaved' });
+    expect(result.metadata?.logs).toEqual([
+      { level: 'info', message: 'one' },
+      { level: 'info', message: 'two' },
+      { level: 'warn', message: 'three' },
+      { level: 'error', message: 'four {"n":4}' },
+      { level: 'info', message: 'five' },
+      { level: 'debug', message: 'six \u001b[2J' },
+      { level: 'error', message: 'seven' },
+    ]);
+  });
+
+  it('refuses a malformed log request in the plugin, and keeps no line of it', async () => {
+    const { cap, run } = await open({}, { capabilities: ['log'] });
+    for (const argument of [{ level: 'loud', message: 'x' }, { level: 'info' }, 'text', null]) {
+      expect(await cap('log', argument as JsonValue), JSON.stringify(argument)).toEqual({ ok: false, error: 'capability log failed' });
+    }
+    const result = await run('cap', { name: 'log', argument: { level: 'info', message: 'm'.repeat(5000) } });
+    expect((result.metadata?.logs as { message: string }[])[0]!.message).toHaveLength(2000 + '… (truncated)'.length);
   });
 });

@@ -8,13 +8,16 @@ import { pluginFolder } from './support/plugin-harness.js';
 import { airlock } from './support/run-cli.js';
 
 let plugin: string;
+let relay: string;
 let work: string;
 beforeAll(async () => {
   plugin = await pluginFolder('plugins/logging.js', { name: 'logging', limits: { cpuMs: 200, timeoutMs: 2000 } });
+  relay = await pluginFolder('plugins/relay.js', { name: 'relay', capabilities: ['log'], limits: { timeoutMs: 5000 } });
   work = await mkdtemp(join(tmpdir(), 'airlock-console-'));
 });
 afterAll(async () => {
   await rm(plugin, { recursive: true, force: true });
+  await rm(relay, { recursive: true, force: true });
   await rm(work, { recursive: true, force: true });
 });
 
@@ -68,5 +71,18 @@ describe('a plugin\'s console', () => {
     expect(run.stderr).toContain('chatty (call_0) info: hello 42 {"n":1}');
     expect(run.stderr).toContain('careful \\x1b[2J');
     expect(run.stderr).not.toContain('\u001b');
+  });
+
+  it('and the log capability keep the order the plugin emitted them in, in --json and on stderr in cards mode', async () => {
+    const order = ['info: one', 'info: two', 'warn: three', 'error: four {"n":4}', 'info: five', 'debug: six \\x1b[2J', 'error: seven'];
+    const json = await airlock(['run', await transcript(['interleave']), '--plugins', relay, '--json']);
+    expect(json.code).toBe(0);
+    const [result] = (JSON.parse(json.stdout) as { results: ReportResult[] }).results;
+    expect(result!.logs!.map((line) => `${line.level}: ${line.message}`)).toEqual(order.map((line) => line.replace('\\x1b', '\u001b')));
+    const cards = await airlock(['run', await transcript(['interleave']), '--plugins', relay, '--format', 'cards']);
+    expect(cards.code).toBe(0);
+    const lines = cards.stderr.split('\n').filter((line) => line.startsWith('interleave (call_0) '));
+    expect(lines).toEqual(order.map((line) => `interleave (call_0) ${line}`));
+    expect(cards.stderr).not.toContain('\u001b');
   });
 });

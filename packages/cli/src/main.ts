@@ -48,7 +48,8 @@ Options:
   -v, --version        print the version
 
 Exit codes: 0 success, 1 the work ran but a check failed, 2 bad usage or bad input.
-Set AIRLOCK_DEBUG=1 to see stack traces.
+Set AIRLOCK_DEBUG=1 to see stack traces; run and serve take --debug to print the failures
+the engine contained (a failing preSchedule hook, the scheduler, an observer).
 
 Examples:
   airlock run                                   # the bundled example
@@ -84,7 +85,7 @@ export async function main(argv: string[]): Promise<number> {
     if (process.env.AIRLOCK_DEBUG === '1') process.stderr.write(`${String((error as Error).stack ?? error).split('\n').map(visible).join('\n')}\n`);
     const message = error instanceof Error ? error.message : String(error);
     // Messages quote file names, plugin problems and input: escaped, and kept to one line.
-    process.stderr.write(`airlock: ${visible(error instanceof UsageError ? message : `unexpected failure: ${message}`)}\n`);
+    process.stderr.write(`airlock: ${visible(UsageError.isInstance(error) ? message : `unexpected failure: ${message}`)}\n`);
     return 2;
   }
 }

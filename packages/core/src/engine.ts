@@ -3,7 +3,8 @@
 import { AirlockError } from './errors/airlock-error.js';
 import type { JsonObject } from './json/json-types.js';
 import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
-import { DEFAULT_LIMITS, type Approver, type ExecuteWrapper, type Guard, type PipelineLimits, type PipelineObservers } from './pipeline/pipeline-config.js';
+import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipeline/hooks.js';
+import { DEFAULT_LIMITS, type PipelineLimits } from './pipeline/pipeline-limits.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
 import { mcpToolsWithOutput } from './providers/mcp.js';

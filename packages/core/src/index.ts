@@ -3,8 +3,11 @@
 
 export { AirlockError } from './errors/airlock-error.js';
 export type { AirlockErrorCode } from './errors/airlock-error.js';
-export { RESULT_CODES, ToolCallError, isResultCode } from './errors/result-codes.js';
+export { ERROR_CODES } from './errors/error-codes.js';
+export type { ErrorCode } from './errors/error-codes.js';
+export { RESULT_CODES, isResultCode } from './errors/result-codes.js';
 export type { ResultCode } from './errors/result-codes.js';
+export { ToolCallError } from './errors/tool-call-error.js';
 
 export type { JsonObject, JsonPrimitive, JsonSchema, JsonValue } from './json/json-types.js';
 export { snapshotJson } from './json/snapshot-json.js';
@@ -46,17 +49,10 @@ export type { ArgumentCondition } from './permission/path-condition.js';
 
 export { PIPELINE_STAGES } from './pipeline/stage-order.js';
 export type { PipelineStage } from './pipeline/stage-order.js';
-export { DEFAULT_LIMITS } from './pipeline/pipeline-config.js';
-export type {
-  ApprovalRequest,
-  Approver,
-  ExecuteWrapper,
-  Guard,
-  GuardInput,
-  ParsedCall,
-  PipelineLimits,
-  PipelineObservers,
-} from './pipeline/pipeline-config.js';
+export { DEFAULT_LIMITS } from './pipeline/pipeline-limits.js';
+export type { PipelineLimits } from './pipeline/pipeline-limits.js';
+export type { ApprovalRequest, Approver, ContainedErrorContext, ExecuteWrapper, Guard, GuardInput, PipelineObservers } from './pipeline/hooks.js';
+export type { ParsedCall } from './pipeline/parsed-call.js';
 export { classifyCall, groupCalls } from './scheduler/classify-call.js';
 export type { CallClass } from './scheduler/classify-call.js';
 export type { PreSchedule, TurnOptions } from './scheduler/run-turn.js';

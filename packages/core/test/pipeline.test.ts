@@ -145,6 +145,17 @@ describe('guards', () => {
     const [result] = await engine([tool('t')], { guards: [() => { throw new Error('boom'); }] }).run([call('t')]);
     expect(failure(result).error.message).toContain('guard 0 failed (boom)');
   });
+
+  it.each([
+    ['a guard', { guards: [() => { throw new Error('ENOENT: no such file, stat \'/home/op/secrets/rules.json\'\n    at stat (node:fs:1:1)'); }] }],
+    ['the policy', { policy: { decide: () => { throw new Error('cannot read /etc/airlock/policy.json'); } } }],
+    ['the approver', { policy: { default: 'ask' as const }, approver: () => { throw new Error('C:\\Users\\op\\ui.js crashed'); } }],
+  ])('what %s throws reaches the model without host paths or stack frames', async (_case, options) => {
+    const [result] = await engine([tool('t')], options as never).run([call('t')]);
+    const message = failure(result).error.message;
+    expect(message).toContain('<path>');
+    expect(message).not.toMatch(/home\/op|etc\/airlock|Users|node:fs| at /);
+  });
 });
 
 describe('execute stage', () => {
@@ -273,7 +284,7 @@ describe('post-process and result', () => {
     expect(guard).not.toHaveBeenCalled();
     expect(finalize).toHaveBeenCalledTimes(1);
     expect(onResult).toHaveBeenCalledTimes(1);
-    expect(stages).toEqual(['result']);
+    expect(stages).toEqual(['parse', 'result']);
   });
 
   it('stages run in the declared order, and observer failures are contained', async () => {
@@ -282,7 +293,7 @@ describe('post-process and result', () => {
       observers: { onStage: (e) => { stages.push(e.stage); throw new Error('observer bug'); }, onResult: () => { throw new Error('observer bug'); } },
     }).run([call('t')]);
     expect(results[0]!.isError).toBe(false);
-    expect(stages).toEqual(PIPELINE_STAGES.filter((s) => s !== 'parse'));
+    expect(stages).toEqual([...PIPELINE_STAGES]);
   });
 
   it('zod-authored tools parse (and default) before execute', async () => {

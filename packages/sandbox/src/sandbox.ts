@@ -9,17 +9,22 @@ import { crossPluginProblems } from './plugin/cross-plugin-problems.js';
 import { describePlugin } from './plugin/describe-plugin.js';
 import { discoverPluginFolders } from './plugin/discover-plugins.js';
 import { pluginInfo, type LoadedPlugin, type PluginInfo } from './plugin/loaded-plugin.js';
-import { DEFAULT_TENANT, classifyInSandbox, pluginPolicyRules, pluginTools, type CallHooks, type Capability, type Verdicts } from './plugin/plugin-tools.js';
-import { Admission } from './plugin/admission.js';
+import type { Capability } from './plugin/capability-handler.js';
+import { classifyInSandbox, type Verdicts } from './plugin/classify-in-sandbox.js';
+import { DEFAULT_TENANT } from './plugin/default-tenant.js';
+import { pluginPolicyRules } from './plugin/plugin-policy-rules.js';
+import { pluginTools, type CallHooks } from './plugin/plugin-tools.js';
+import { Admission } from './admission/admission.js';
 import { CrashQuarantine } from './host/crash-quarantine.js';
 import { ShardedHost } from './host/sharded-host.js';
 import { shardOf } from './host/shard-placement.js';
 import { tenancySettings, type FairShareSettings, type QuarantineSettings } from './tenancy-options.js';
-import type { Fault } from './isolate/protocol.js';
+import type { Fault } from './worker/worker-protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
 import { checkSandboxOptions } from './options/check-sandbox-options.js';
 import { standardCapabilities, type StandardCapabilityOptions } from './capabilities/standard-capabilities.js';
+import { unsuppliedSecrets } from './capabilities/secret-warnings.js';
 
 export interface SandboxOptions extends StandardCapabilityOptions {
   /**
@@ -54,7 +59,8 @@ export interface SandboxOptions extends StandardCapabilityOptions {
    * Your own host functions plugins may be granted by name (manifest `capabilities`), next to
    * the standard ones (`log` always; `workspace.*` and `kv.*` when options.workspace and
    * options.kv configure them). Each takes and returns JSON; a failure reaches the plugin as
-   * a generic error. Yours may replace `log`, not a configured standard one.
+   * a generic error. Yours may replace `log` (a well-formed request still joins the call's
+   * log, where the worker records it in order), not a configured standard one.
    */
   readonly capabilities?: Readonly<Record<string, Capability>>;
 }
@@ -64,6 +70,8 @@ export interface PluginReport {
   readonly name: string | undefined;
   readonly tools: readonly string[];
   readonly problems: readonly string[];
+  /** Not problems (the plugin loads), but worth saying: a secret the manifest names that this host does not supply. */
+  readonly warnings: readonly string[];
 }
 
 export interface Sandbox {
@@ -132,6 +140,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
   const admission = new Admission({
     threads,
     reserveThreads: tenancy.reserveThreads,
+    claimMs: tenancy.claimMs,
     // Each shard's pool can hold every admitted call; probation runs one at a time.
     placements: sharded === undefined ? [pool.threads] : [...Array.from({ length: tenancy.processes }, () => pool.threads), 1],
     weightOf: tenancy.weightOf,
@@ -151,10 +160,11 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
       tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems);
     }
+    const warnings = folder.manifest === undefined ? [] : unsuppliedSecrets(folder.manifest, options.secrets).map((warning) => `${folder.manifestPath}: ${warning}`);
     const plugin = problems.length === 0 && folder.manifest !== undefined && folder.spec !== undefined
-      ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools }
+      ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools, warnings }
       : undefined;
-    return { report: { dir, name: folder.manifest?.name, tools: tools.map((tool) => tool.name), problems }, plugin };
+    return { report: { dir, name: folder.manifest?.name, tools: tools.map((tool) => tool.name), problems, warnings }, plugin };
   };
 
   const checkPlugins = async (paths: readonly string[]): Promise<PluginReport[]> => {

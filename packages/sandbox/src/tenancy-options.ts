@@ -2,6 +2,10 @@
 // key: a bad value is an error naming its path, an unknown key is an error too.
 import { SandboxError } from './errors/sandbox-error.js';
 import { DEFAULT_QUARANTINE, type QuarantineOptions } from './host/crash-quarantine.js';
+import { CLAIM_MS } from './admission/fair-share.js';
+
+/** A claim longer than this would idle a thread for longer than it protects anything. */
+const MAX_CLAIM_MS = 1000;
 
 export interface FairShareSettings {
   /**
@@ -15,6 +19,12 @@ export interface FairShareSettings {
    * once beside a hog that fills the pool. Default 1; 0 turns it off.
    */
   readonly reserveThreads?: number;
+  /**
+   * How long, in ms, a tenant whose last call just ended keeps its thread claimed against
+   * tenants already running calls, so a tenant calling one call at a time is not crowded
+   * onto the reserve between its calls. Default 10; 0 turns it off.
+   */
+  readonly claimMs?: number;
 }
 
 export interface QuarantineSettings {
@@ -31,6 +41,7 @@ export interface QuarantineSettings {
 export interface TenancySettings {
   readonly weightOf: (tenant: string) => number;
   readonly reserveThreads: number;
+  readonly claimMs: number;
   readonly processes: number;
   readonly quarantine: QuarantineOptions;
 }
@@ -54,7 +65,7 @@ export function tenancySettings(options: {
     if (options.mode === 'in-process') fail('options.processes applies to process mode only (in-process mode has one pool, in this process)');
     if (!isIntegerIn(options.processes, 1, MAX_PROCESSES)) fail(`options.processes must be an integer from 1 to ${MAX_PROCESSES}`);
   }
-  const fairShare = plainObject(options.fairShare, 'options.fairShare', ['weights', 'reserveThreads']);
+  const fairShare = plainObject(options.fairShare, 'options.fairShare', ['weights', 'reserveThreads', 'claimMs']);
   const weights = new Map<string, number>();
   for (const [tenant, weight] of Object.entries(plainObject(fairShare.weights, 'options.fairShare.weights'))) {
     if (!(typeof weight === 'number' && Number.isFinite(weight) && weight > 0 && weight <= MAX_WEIGHT)) {
@@ -64,6 +75,8 @@ export function tenancySettings(options: {
   }
   const reserveThreads = fairShare.reserveThreads ?? 1;
   if (!isIntegerIn(reserveThreads, 0, MAX_RESERVE)) fail(`options.fairShare.reserveThreads must be an integer from 0 to ${MAX_RESERVE}`);
+  const claimMs = fairShare.claimMs ?? CLAIM_MS;
+  if (!isIntegerIn(claimMs, 0, MAX_CLAIM_MS)) fail(`options.fairShare.claimMs must be an integer from 0 to ${MAX_CLAIM_MS}`);
   const given = plainObject(options.quarantine, 'options.quarantine', ['crashes', 'windowMs', 'baseMs', 'maxMs']);
   const quarantine = { ...DEFAULT_QUARANTINE };
   for (const key of ['crashes', 'windowMs', 'baseMs', 'maxMs'] as const) {
@@ -77,6 +90,7 @@ export function tenancySettings(options: {
   return {
     weightOf: (tenant) => weights.get(tenant) ?? 1,
     reserveThreads,
+    claimMs,
     processes: (options.processes as number | undefined) ?? DEFAULT_PROCESSES,
     quarantine,
   };

@@ -3,7 +3,7 @@
 // one result when a worker, the sandbox process or an isolate's creation fails.
 import { openSandbox, sandboxHosts, type Sandbox, type SandboxOptions, type TestingHooks } from './sandbox.js';
 
-export type { Fault } from './isolate/protocol.js';
+export type { Fault } from './worker/worker-protocol.js';
 export type { TestingHooks } from './sandbox.js';
 
 /** createSandbox with test hooks: `faults` picks a fault (or none) for each call. */

@@ -6,8 +6,8 @@
 import { ToolCallError } from '@airlock/core';
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { Admission, type Grant } from '../src/plugin/admission.js';
-import { FairShare } from '../src/plugin/fair-share.js';
+import { Admission, type Grant } from '../src/admission/admission.js';
+import { FairShare } from '../src/admission/fair-share.js';
 
 const never = new AbortController().signal;
 /** One process holding every thread. */
@@ -63,6 +63,40 @@ describe('fair-share admission', () => {
     void call('light', 'l1');
     await settle();
     expect(admitted).toEqual(['h0', 'h1', 'l0']); // but its second call waits its turn
+  });
+
+  it('a tenant calling one call at a time keeps its thread between calls: a hog already running may not take it', async () => {
+    // A claim longer than the test: the hog's queued call can only start when the claim is gone.
+    const share = new FairShare({ threads: 2, reserveThreads: 1, placements: [3], weightOf: () => 1, claimMs: 60_000 });
+    const { admitted, call, release } = recorder({ acquire: (tenant, signal) => share.acquire(tenant, 0, signal) });
+    for (let i = 0; i < 4; i += 1) void call('hog', `h${i}`);
+    void call('light', 'l0');
+    await settle();
+    expect(admitted).toEqual(['h0', 'h1', 'l0']); // the light call took the reserve
+    await release('h0');
+    expect(admitted).toEqual(['h0', 'h1', 'l0']); // hog 1 + light 1: the hog does not grow back onto the reserve
+    await release('l0');
+    expect(admitted).toEqual(['h0', 'h1', 'l0']); // the light tenant's thread stays claimed between its calls
+    void call('light', 'l1');
+    await settle();
+    expect(admitted).toEqual(['h0', 'h1', 'l0', 'l1']); // and its next call finds it at once
+    // A tenant with nothing running is never held back by a claim.
+    await release('l1');
+    void call('third', 't0');
+    await settle();
+    expect(admitted.at(-1)).toBe('t0');
+  });
+
+  it('a claim ends after claimMs and the waiting hog gets the thread', async () => {
+    const share = new FairShare({ threads: 2, reserveThreads: 0, placements: [2], weightOf: () => 1, claimMs: 5 });
+    const first = await share.acquire('hog', 0, never);
+    const light = await share.acquire('light', 0, never);
+    const queued = share.acquire('hog', 0, never);
+    light(); // the light tenant leaves for good
+    const release = await queued; // admitted once the claim expired: a signal, not a sleep
+    expect(share.running).toBe(2);
+    release();
+    first();
   });
 
   it('under contention tenants alternate, and shares follow the weights', async () => {

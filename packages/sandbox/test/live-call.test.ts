@@ -62,7 +62,7 @@ describe('LiveCall', () => {
     call.request(1, 'kv.get', '{"key":"k"}');
     await flush();
     expect(handler).toHaveBeenCalledWith('kv.get', '{"key":"k"}');
-    expect(realm.entry.apply).toHaveBeenCalledWith(undefined, [undefined, 'deliver', 1, true, '"answer"']);
+    expect(realm.entry.apply).toHaveBeenCalledWith(undefined, ['deliver', 1, true, '"answer"']);
   });
 
   it('refuses a request made after the realm reported', async () => {
@@ -125,7 +125,7 @@ describe('LiveCall', () => {
     call.request(3, 'kv.get', JSON.stringify('\u20ac'.repeat(400_000))); // 400,002 units, 1,200,002 bytes
     await flush();
     expect(handler).not.toHaveBeenCalled();
-    expect(realm.entry.apply.mock.calls.map((args) => (args[1] as unknown[]).slice(2))).toEqual([
+    expect(realm.entry.apply.mock.calls.map((args) => (args[1] as unknown[]).slice(1))).toEqual([
       [1, false, 'NOT_GRANTED'],
       [2, false, 'TOO_LARGE'],
       [3, false, 'TOO_LARGE'],
@@ -144,8 +144,8 @@ describe('LiveCall', () => {
     for (let id = 1; id <= 6; id += 1) bytes.request(id, 'kv.get', big);
     expect(handler).toHaveBeenCalledTimes(4); // 4 x 0.9 MB in flight; the fifth would pass 4 MiB
     await flush();
-    const refused = realm.entry.apply.mock.calls.map((args) => args[1] as unknown[]).filter((args) => args[4] === 'TOO_MANY_REQUESTS');
-    expect(refused.map((args) => args[2])).toEqual([17, 18, 19, 20]);
+    const refused = realm.entry.apply.mock.calls.map((args) => args[1] as unknown[]).filter((args) => args[3] === 'TOO_MANY_REQUESTS');
+    expect(refused.map((args) => args[1])).toEqual([17, 18, 19, 20]);
   });
 
   it('refuses every request past 1,000 in one call', async () => {
@@ -158,7 +158,7 @@ describe('LiveCall', () => {
     }
     await flush();
     expect(handler).toHaveBeenCalledTimes(1000);
-    const refused = realm.entry.apply.mock.calls.map((args) => args[1] as unknown[]).filter((args) => args[4] === 'TOO_MANY_REQUESTS');
-    expect(refused.map((args) => args[2])).toEqual([1001, 1002]);
+    const refused = realm.entry.apply.mock.calls.map((args) => args[1] as unknown[]).filter((args) => args[3] === 'TOO_MANY_REQUESTS');
+    expect(refused.map((args) => args[1])).toEqual([1001, 1002]);
   });
 });

@@ -3,7 +3,7 @@
 import { createPolicy } from '@airlock/core';
 import { describe, expect, it } from 'vitest';
 import type { LoadedPlugin } from '../src/plugin/loaded-plugin.js';
-import { pluginPolicyRules } from '../src/plugin/plugin-tools.js';
+import { pluginPolicyRules } from '../src/plugin/plugin-policy-rules.js';
 import { ruleMistakes } from '../src/plugin/rule-mistakes.js';
 
 function plugin(name: string, tools: string[], permissions: LoadedPlugin['manifest']['permissions']): LoadedPlugin {

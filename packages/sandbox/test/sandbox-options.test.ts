@@ -1,4 +1,5 @@
 // Every createSandbox option is checked by path: one row per way to get it wrong.
+import { AirlockError, ERROR_CODES } from '@airlock/core';
 import { describe, expect, it } from 'vitest';
 import { SandboxError, createSandbox, type SandboxOptions } from '../src/index.js';
 
@@ -53,5 +54,24 @@ describe('createSandbox options', () => {
       capabilities: { 'kv.get': () => null },
     });
     await sandbox.close();
+  });
+});
+
+describe('SandboxError in the error family', () => {
+  it('is an AirlockError with a catalogued code, its problems also in details', () => {
+    let caught: unknown;
+    try {
+      createSandbox({ threads: 0, processes: 0 } as SandboxOptions);
+    } catch (error) {
+      caught = error;
+    }
+    expect(SandboxError.isInstance(caught)).toBe(true);
+    expect(AirlockError.isInstance(caught)).toBe(true);
+    const error = caught as SandboxError;
+    expect(ERROR_CODES).toContain(error.code);
+    expect(error.problems.length).toBeGreaterThan(0);
+    expect(error.details).toEqual({ problems: error.problems });
+    // A core error is not a SandboxError.
+    expect(SandboxError.isInstance(new AirlockError('INVALID_OPTION', 'x'))).toBe(false);
   });
 });

@@ -74,6 +74,11 @@ export class Rounds {
     return top.map((round, index) => p50(round) / p50(bottom[index] as Float64Array));
   }
 
+  /** Each round's p50, in µs per call. */
+  p50s(name: string): number[] {
+    return this.#rounds(name).map(p50);
+  }
+
   /** The median of the per-round ratios: robust to a round hit by a neighbour. */
   ratio(numerator: string, denominator: string): number {
     return median(this.ratios(numerator, denominator));

@@ -10,6 +10,7 @@ import { block, median, Rounds, ROUNDS, type Subject } from './measure.js';
 import type { Metric } from './metrics.js';
 import { openPeers, peerSubjects } from './peers.js';
 import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
+import { CAPABILITY_NAME, CAPABILITY_PLUGIN, capabilityArgs, directContext, hostSum, REQUESTS_PER_CALL } from './capability-tool.js';
 import { benchTenancy } from './tenancy.js';
 import { benchRemote } from './remote.js';
 
@@ -29,6 +30,13 @@ async function pluginDir(realm: 'fresh' | 'warm'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
   await writeFile(join(dir, 'index.js'), sumPlugin(realm));
   await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: `bench-${realm}`, module: './index.js', realm, limits: { cpuMs: 5000, timeoutMs: 10_000 } }));
+  return dir;
+}
+
+async function capabilityPluginDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
+  await writeFile(join(dir, 'index.js'), CAPABILITY_PLUGIN);
+  await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: 'bench-capability', module: './index.js', realm: 'warm', capabilities: [CAPABILITY_NAME], limits: { cpuMs: 5000, timeoutMs: 10_000 } }));
   return dir;
 }
 
@@ -96,19 +104,24 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   progress('sandboxed calls beside raw Piscina, isolated-vm and QuickJS');
   const freshDir = await pluginDir('fresh');
   const warmDir = await pluginDir('warm');
+  const capabilityDir = await capabilityPluginDir();
   const opened: Sandbox[] = [];
   const peers = await openPeers();
   try {
     // threads: 2 (plus the reserve thread), the same two threads the raw pools get.
-    const processMode = await openSandbox([freshDir, warmDir], { threads: 2 });
+    const capabilities = { [CAPABILITY_NAME]: hostSum };
+    const processMode = await openSandbox([freshDir, warmDir, capabilityDir], { threads: 2, capabilities });
     opened.push(processMode.sandbox);
-    const inProcess = await openSandbox([freshDir, warmDir], { mode: 'in-process', threads: 2 });
+    const inProcess = await openSandbox([freshDir, warmDir, capabilityDir], { mode: 'in-process', threads: 2, capabilities });
     opened.push(inProcess.sandbox);
     const cold = await openSandbox([freshDir], { mode: 'in-process', threads: 2 }, false);
     opened.push(cold.sandbox);
     const warmCall = calls('warm_sum', 1, SUM_ARGS_JSON);
     const freshCall = calls('fresh_sum', 1, SUM_ARGS_JSON);
     const batch10 = calls('warm_sum', 10, SUM_ARGS_JSON);
+    const askNone = calls('cap_sum', 1, capabilityArgs(0));
+    const askMany = calls('cap_sum', 1, capabilityArgs(REQUESTS_PER_CALL));
+    const sumArgs = { a: 20, b: 22 };
     let tenant = 0;
     const subjects: Subject[] = [
       ...peerSubjects(peers, count),
@@ -120,6 +133,11 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
       { name: 'sandbox.batch10', iterations: count(200), warmup: count(20), body: () => processMode.engine.run(batch10) },
       { name: 'baseline.ivm_new_isolate', iterations: count(100), warmup: count(10), body: peers.ivmNewIsolate },
       { name: 'sandbox.cold_tenant_call', iterations: count(100), warmup: count(10), body: () => cold.engine.run(freshCall, { tenant: `t${(tenant += 1)}` }) },
+      { name: 'trusted.capability_direct', iterations: count(500), warmup: count(50), callsPerIteration: 100, body: block(100, () => hostSum(sumArgs, directContext)) },
+      { name: 'sandbox.capability_none', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(askNone) },
+      { name: 'sandbox.capability_many', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(askMany) },
+      { name: 'sandbox.capability_none_in_process', iterations: count(300), warmup: count(30), body: () => inProcess.engine.run(askNone) },
+      { name: 'sandbox.capability_many_in_process', iterations: count(300), warmup: count(30), body: () => inProcess.engine.run(askMany) },
     ];
     const rounds = await Rounds.run(subjects, ROUNDS);
 
@@ -149,6 +167,24 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'sandbox.cold_tenant_call', 'first call of a new tenant (in-process): isolate, realm, compile, call');
     emitRatio('sandbox.cold_vs_raw_isolate_ratio', rounds, 'sandbox.cold_tenant_call', 'baseline.ivm_new_isolate', 'smaller', 'cold tenant call / raw new isolate; goal at most 1.0');
 
+    // One capability request, plugin to host and back: per round, (a call asking 10 times -
+    // the same call asking none) / 10; beside the same host function called directly.
+    const direct = rounds.p50s('trusted.capability_direct');
+    const roundTrip = (suffix: string): number[] => {
+      const many = rounds.p50s(`sandbox.capability_many${suffix}`);
+      const none = rounds.p50s(`sandbox.capability_none${suffix}`);
+      return many.map((us, index) => (us - (none[index] as number)) / REQUESTS_PER_CALL);
+    };
+    const perRound = { process: roundTrip(''), inProcess: roundTrip('_in_process') };
+    const directLatency = rounds.latency('trusted.capability_direct');
+    emit('trusted.capability_direct_p50', 'µs', directLatency.p50Us, 'smaller', false, `the host function a capability runs, called directly in this process (trusted), ${blockNote(100)}`);
+    emit('sandbox.capability_round_trip_p50', 'µs', median(perRound.process), 'smaller', false, `one capability request from a warm realm to the host and back, process mode: (a call asking ${REQUESTS_PER_CALL} times - one asking none) / ${REQUESTS_PER_CALL}, median of ${ROUNDS} rounds' p50s`);
+    emit('sandbox.capability_round_trip_in_process_p50', 'µs', median(perRound.inProcess), 'smaller', false, 'the same, in-process mode');
+    const versusDirect = perRound.process.map((us, index) => us / (direct[index] as number));
+    emit('sandbox.capability_round_trip_vs_direct_ratio', 'x', median(versusDirect), 'smaller', true, `capability round trip, process mode / the same function called directly (p50s, median of ${versusDirect.length} rounds)`, versusDirect);
+    const versusDirectInProcess = perRound.inProcess.map((us, index) => us / (direct[index] as number));
+    emit('sandbox.capability_round_trip_in_process_vs_direct_ratio', 'x', median(versusDirectInProcess), 'smaller', true, `capability round trip, in-process mode / the same function called directly (p50s, median of ${versusDirectInProcess.length} rounds)`, versusDirectInProcess);
+
     progress('cold plugin load');
     const load = await Rounds.run([{
       name: 'sandbox.plugin_load',
@@ -168,6 +204,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     await peers.close();
     await rm(freshDir, { recursive: true, force: true });
     await rm(warmDir, { recursive: true, force: true });
+    await rm(capabilityDir, { recursive: true, force: true });
   }
 
   // 3. Tenancy: work conservation and fair share, each against raw Piscina.

@@ -17,7 +17,9 @@ the sandbox (warm and fresh realms, in-process and in the child process, 10-call
 cold tenants), each beside the peers a user would pick instead, measured in the same run
 on the same {a,b} -> {sum} tool: a direct call, raw Piscina (no-op, and with a warm
 isolated-vm context per worker), a new isolated-vm context or isolate, and QuickJS
-(quickjs-emscripten, warm and fresh contexts). Latencies are p50 and p99 in µs.
+(quickjs-emscripten, warm and fresh contexts). A capability round trip (a plugin asking
+a host function and getting its answer) is read against the same function called
+directly in this process. Latencies are p50 and p99 in µs.
 
 Every measurement runs in ${ROUNDS} interleaved rounds; a ratio is the median of its
 per-round ratios, and --json records their range ("best..worst") for the gate.

@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { asFlagMessage, HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
+import { warningText } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { stylist, useColor } from '../support/style.js';
 import { jsonText, visible } from '../support/terminal-text.js';
@@ -20,6 +21,9 @@ Options:
   --capabilities <m>  the host-capabilities module, so plugins granted some can be checked
 ${HOST_CAPABILITY_HELP}
   -h, --help          show this help
+
+Warnings (a secret the manifest names that no --secret gives: fetch would refuse the
+requests it goes with) are shown but do not fail the check.
 
 Exit codes: 0 every plugin is valid, 1 a plugin has problems, 2 bad usage (e.g. no such folder).
 
@@ -66,6 +70,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
       process.stdout.write(`${style('red', '✗')} ${visible(report.name ?? basename(report.dir))} ${style('dim', visible(report.dir))}\n`);
       for (const problem of report.problems) process.stdout.write(`  - ${visible(problem)}\n`);
     }
+    for (const warning of report.warnings) process.stdout.write(`  ${style('yellow', '!')} ${warningText(warning)}\n`);
   }
   for (const problem of duplicates) process.stdout.write(`${style('red', '✗')} ${visible(problem)}\n`);
   process.stdout.write(failed ? `${style('red', 'problems found')}\n` : `${style('green', `${reports.length} plugin${reports.length === 1 ? '' : 's'} ok`)}\n`);

@@ -3,6 +3,7 @@
 import { detectToolCallMessage, PROVIDERS, AirlockError, type Approver, type Engine, type JsonObject, type PipelineObservers, type ProviderFormat, type ToolCallRequest, type ToolResult } from '@airlock/core';
 import { join } from 'node:path';
 import { approverFor } from '../support/approvers.js';
+import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { examplesDir } from '../support/examples.js';
 import { INTERRUPTED_EXIT, onInterrupt } from '../support/interrupt.js';
 import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
@@ -40,6 +41,7 @@ Options:
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
 ${HOST_CAPABILITY_HELP}
 ${EXECUTORS_HELP}
+${DEBUG_HELP}
   -h, --help          show this help
 
 Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input,
@@ -73,6 +75,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     capabilities: { type: 'string' },
     ...HOST_CAPABILITY_FLAGS,
     ...EXECUTORS_FLAG,
+    debug: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -126,10 +129,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   const standard = standardOptions(values);
   const names = new Map(calls.map((call) => [call.id, call.name]));
   const finished: ToolResult[] = [];
+  const onError = debugOnError(debugEnabled(values.debug));
   const observers: PipelineObservers = {
     onResult: (result) => finished.push(result),
+    ...(onError === undefined ? {} : { onError }),
     ...(progress === undefined ? {} : {
-      onStage: ({ callId, stage }) => (stage === 'result' ? progress.finished(callId) : progress.started(callId, names.get(callId) ?? '?')),
+      // Every call of the turn is parsed before any runs: a call counts as running from its next stage.
+      onStage: ({ callId, stage }) => (stage === 'parse' ? undefined : stage === 'result' ? progress.finished(callId) : progress.started(callId, names.get(callId) ?? '?')),
     }),
   };
   const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, executors: values.executors });

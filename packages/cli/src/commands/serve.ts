@@ -13,6 +13,7 @@ import { mcpServerEntry } from '../support/bin-path.js';
 import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
+import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { openSandbox } from '../support/open-engine.js';
 import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { withUsage } from '../support/parse-command-args.js';
@@ -47,10 +48,13 @@ Options:
   --capabilities <m>  an ES module whose default export names host functions plugins may be granted
 ${HOST_CAPABILITY_HELP}
 ${EXECUTORS_HELP}
+${DEBUG_HELP}
   -h, --help          show this help
 
 "ask" goes to the client as an elicitation when it supports one; otherwise the call
-ends as APPROVAL_UNAVAILABLE.
+ends as APPROVAL_UNAVAILABLE. What a call's plugin logs (its console and the log
+capability) goes to the client as MCP logging notifications on that call's request, in
+the order it was written; logging/setLevel sets the lowest level sent.
 
 Example (an MCP client's configuration):
   { "mcpServers": { "airlock": ${mcpServerEntry(['serve', '--plugins', '/path/to/plugins'])} } }`;
@@ -73,6 +77,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     capabilities: { type: 'string' },
     ...HOST_CAPABILITY_FLAGS,
     ...EXECUTORS_FLAG,
+    debug: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -100,6 +105,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values), values.executors);
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const registry = new ToolRegistry(sandbox.tools());
+  const onError = debugOnError(debugEnabled(values.debug));
   const session = (tenant: string): McpSessionOptions => ({
     sandbox,
     registry,
@@ -108,6 +114,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     approve: new Set(values.approve ?? []),
     approveAll: values['approve-all'] === true,
     log,
+    ...(onError === undefined ? {} : { onError }),
   });
   const tools = sandbox.tools().map((tool) => tool.name);
   log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}`);

@@ -1,10 +1,12 @@
 // One MCP server session over the sandbox: tools/list is the allowlisted projection
 // (plus outputSchema), tools/call walks the full pipeline. Failures are isError results,
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
-import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type ToolRegistry } from '@airlock/core';
+// What a call's plugin logged (its console and the log capability) reaches the client as
+// logging notifications on that call's own request, at or above the level it set.
+import { createEngine, mcpCallToolResult, type Approver, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type RequestId, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
 export interface McpSessionOptions {
   readonly sandbox: Sandbox;
@@ -15,10 +17,18 @@ export interface McpSessionOptions {
   readonly approve: ReadonlySet<string>;
   readonly approveAll: boolean;
   readonly log: (line: string) => void;
+  /** --debug: failures the engine contained, for the operator. */
+  readonly onError?: PipelineObservers['onError'];
 }
 
 export function createMcpSession(options: McpSessionOptions): Server {
-  const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {}, logging: {} } });
+  // One server per session, so the level logging/setLevel sets is this session's alone.
+  let minimum: LoggingLevel = 'debug';
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    minimum = request.params.level;
+    return {};
+  });
   // The tools/call request each running call came in on, by call id: an elicitation rides on
   // that request's own response stream. Sent without it, Streamable HTTP puts it on the
   // standalone stream, which the client may not have opened yet: the question was lost and
@@ -44,6 +54,11 @@ export function createMcpSession(options: McpSessionOptions): Server {
     policy: { default: 'deny', rules: options.sandbox.policyRules() },
     preSchedule: options.sandbox.preSchedule,
     approver,
+    observers: {
+      // A cancelled call is answered at once; when its sandboxed body is stopped, the operator sees it.
+      onLateSettlement: ({ toolName, outcome }) => options.log(`${options.tenant} ${toolName} stopped after it was answered (${outcome})`),
+      ...(options.onError === undefined ? {} : { onError: options.onError }),
+    },
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -64,8 +79,31 @@ export function createMcpSession(options: McpSessionOptions): Server {
       callRequests.delete(callId);
     }
     options.log(`${options.tenant} ${request.params.name} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
+    // Before the result: on Streamable HTTP the call's stream closes with its response.
+    for (const notification of callLogNotifications(result!, minimum)) await extra.sendNotification(notification);
     return mcpCallToolResult(result!, engine.registry.get(result!.name)?.definition.output) as CallToolResult;
   });
 
   return server;
+}
+
+/** MCP's levels in rising severity; a plugin's "warn" is MCP's "warning". */
+const SEVERITY: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+const MCP_LEVEL: Readonly<Record<string, LoggingLevel>> = { debug: 'debug', info: 'info', warn: 'warning', error: 'error' };
+
+/** A call's log lines as notifications/message, in the order the plugin wrote them, at or above `minimum`. */
+export function callLogNotifications(result: ToolResult, minimum: LoggingLevel): ServerNotification[] {
+  const lines = Array.isArray(result.metadata?.logs) ? result.metadata.logs : [];
+  const dropped = result.metadata?.logsDropped;
+  const entries: { level: LoggingLevel; message: string }[] = [];
+  for (const line of lines) {
+    const { level, message } = (line ?? {}) as { level?: unknown; message?: unknown };
+    const mapped = typeof level === 'string' && Object.hasOwn(MCP_LEVEL, level) ? MCP_LEVEL[level] : undefined;
+    if (mapped !== undefined && typeof message === 'string') entries.push({ level: mapped, message });
+  }
+  if (typeof dropped === 'number' && dropped > 0) entries.push({ level: 'warning', message: `${dropped} more log lines dropped (the per-call bound)` });
+  const floor = SEVERITY.indexOf(minimum);
+  return entries
+    .filter((entry) => SEVERITY.indexOf(entry.level) >= floor)
+    .map((entry) => ({ method: 'notifications/message', params: { level: entry.level, logger: result.name, data: entry.message } }));
 }

@@ -3,6 +3,7 @@
 import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
 import { createRemoteSandbox, createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { asFlagMessage } from './host-capabilities.js';
+import { visible } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 export interface OpenEngine {
@@ -24,7 +25,8 @@ export async function openSandbox(pluginPaths: readonly string[], capabilities: 
     throw error;
   }
   try {
-    await sandbox.loadPlugins(pluginPaths);
+    const loaded = await sandbox.loadPlugins(pluginPaths);
+    writeWarnings(loaded.flatMap((plugin) => plugin.warnings ?? []));
   } catch (error) {
     await sandbox.close();
     if (SandboxError.isInstance(error)) {
@@ -47,4 +49,15 @@ export async function openEngine(pluginPaths: readonly string[], options: { appr
     ...(options.observers === undefined ? {} : { observers: options.observers }),
   });
   return { engine, sandbox, close: () => sandbox.close() };
+}
+
+/** What loaded but the operator should know (a secret the manifest names and no --secret gives), on stderr. */
+export function writeWarnings(warnings: readonly string[]): void {
+  for (const warning of warnings) process.stderr.write(`airlock: warning: ${warningText(warning)}\n`);
+}
+
+/** A sandbox warning for the terminal: escaped, with the flag that answers it. */
+export function warningText(warning: string): string {
+  const name = /: secrets\.([A-Za-z_][A-Za-z0-9_]*): /.exec(warning)?.[1];
+  return `${visible(warning)}${name === undefined ? '' : ` (give it with --secret ${name}=env:VARIABLE)`}`;
 }

@@ -21,7 +21,7 @@ export async function readJsonInput(source: string): Promise<unknown> {
   try {
     text = source === '-' ? await readStdin() : await readFile(source, 'utf8');
   } catch (error) {
-    if (error instanceof UsageError) throw error;
+    if (UsageError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(code === 'ENOENT' ? `${label}: no such file` : code === 'EISDIR' ? `${label}: is a folder, not a transcript file` : `${label}: cannot be read (${code ?? 'error'})`);
   }

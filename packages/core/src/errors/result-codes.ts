@@ -23,22 +23,3 @@ const known: ReadonlySet<string> = new Set(RESULT_CODES);
 export function isResultCode(value: unknown): value is ResultCode {
   return typeof value === 'string' && known.has(value);
 }
-
-/**
- * Thrown by a tool body (or an executor such as the sandbox) to end the call with a
- * specific code instead of TOOL_ERROR. The pipeline turns it into a failure result.
- */
-export class ToolCallError extends Error {
-  readonly code: ResultCode;
-  constructor(code: ResultCode, message: string) {
-    super(message);
-    this.name = 'ToolCallError';
-    this.code = code;
-  }
-
-  static isInstance(value: unknown): value is ToolCallError {
-    return value instanceof ToolCallError ||
-      (typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'ToolCallError' &&
-        isResultCode((value as { code?: unknown }).code));
-  }
-}

@@ -40,7 +40,10 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     try {
       parsed = JSON.parse(raw);
     } catch (error) {
-      return { ok: false, message: `arguments are not valid JSON (${(error as Error).message}); send a JSON object` };
+      // Only a SyntaxError means the text is not JSON. V8 reports where only in its message
+      // (no position property), so that text is quoted whole, never parsed or rewritten.
+      if (!(error instanceof SyntaxError)) throw error;
+      return { ok: false, message: `arguments are not valid JSON (${error.message}); send a JSON object` };
     }
     // JSON.parse output is plain and acyclic, and its depth was bounded above; its numbers may not be finite.
     const overflow = freezeParsedJson(parsed as JsonValue);
@@ -53,7 +56,10 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     if (Buffer.byteLength(text, 'utf8') > limits.maxArgumentBytes) return { ok: false, message: `arguments are larger than ${limits.maxArgumentBytes} bytes` };
     return { ok: true, value, jsonLength: text.length };
   } catch (error) {
-    if (AirlockError.isInstance(error)) return { ok: false, message: error.message.replace(/nesting deeper than (\d+)/, 'nested deeper than $1 levels') };
-    throw error;
+    if (!AirlockError.isInstance(error)) throw error;
+    // Too deep reads as it does for JSON text; any other refusal keeps snapshotJson's own words.
+    const { maxDepth, path } = error.details;
+    if (typeof maxDepth === 'number') return { ok: false, message: `arguments are nested deeper than ${maxDepth} levels (at ${String(path)})` };
+    return { ok: false, message: error.message };
   }
 }

@@ -17,11 +17,13 @@ function pathText(path: readonly (string | number)[]): string {
   return path.map((part) => (typeof part === 'number' ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`)).join('').replace(/^\./, '');
 }
 
-function reject(options: SnapshotOptions, path: readonly (string | number)[], reason: string): never {
+/** `details.maxDepth` is set only when the value was refused for its depth, so callers can tell that apart from the text. */
+function reject(options: SnapshotOptions, path: readonly (string | number)[], reason: string, maxDepth?: number): never {
   throw new AirlockError('NOT_LOSSLESS_JSON', `${options.label} is not lossless JSON at ${pathText(path)}: ${reason}`, {
     label: options.label,
     path: pathText(path),
     reason,
+    ...(maxDepth === undefined ? {} : { maxDepth }),
   });
 }
 
@@ -48,7 +50,7 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
       return input === 0 ? 0 : input; // -0 has no JSON spelling
     }
     if (typeof input !== 'object') reject(options, path, `${describe(input)} is not JSON`);
-    if (depth >= maxDepth) reject(options, path, `nesting deeper than ${maxDepth}`); // the root is level 1
+    if (depth >= maxDepth) reject(options, path, `nesting deeper than ${maxDepth}`, maxDepth); // the root is level 1
     if (ancestors.has(input)) reject(options, path, 'cycle');
     ancestors.add(input);
     try {

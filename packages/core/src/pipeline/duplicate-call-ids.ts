@@ -1,7 +1,7 @@
 // Results and tool messages are keyed by call id, so within one turn an id names one call.
 // The first call with an id keeps it and runs; each later one becomes INVALID_ARGS, which
 // the model can fix by re-issuing the call under a fresh id.
-import type { ParsedCall } from './pipeline-config.js';
+import type { ParsedCall } from './parsed-call.js';
 
 export function rejectDuplicateIds(calls: readonly ParsedCall[]): ParsedCall[] {
   const seen = new Set<string>();

@@ -1,12 +1,14 @@
 // Stage 4: runs the body under the host deadline. The only stage that may replace the
 // abort signal, and every replacement is fused with the caller's.
-import { ToolCallError } from '../errors/result-codes.js';
+import { ToolCallError } from '../errors/tool-call-error.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import type { ResultMetadata } from '../result/tool-result.js';
 import type { ExecContext } from '../tool/tool-definition.js';
 import { NEVER_ABORTED, linkAbortSignal, mergeAbortSignals } from '../util/merge-abort-signals.js';
-import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
-import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
+import { thrownFailure } from '../result/thrown-failure.js';
+import { notifyObserver } from './observe.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineConfig } from './pipeline-config.js';
 
 export type ExecuteOutcome =
   | { readonly ok: true; readonly value: unknown; readonly metadata: ResultMetadata | undefined }
@@ -69,7 +71,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
   try {
     return { ok: true, value: await Promise.race([body, stopped]), metadata };
   } catch (error) {
-    if (signal.aborted) reportLate(config, call, body);
+    if (signal.aborted) reportLate(config, call, tenant, body);
     if (deadlinePassed && !callerSignal.aborted) {
       return { ok: false, code: 'TIMEOUT', message: `${call.name}: timed out after ${timeoutMs} ms`, metadata };
     }
@@ -92,23 +94,17 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
 }
 
 function thrownOutcome(name: string, error: unknown, metadata: ResultMetadata | undefined): ExecuteOutcome {
-  if (ToolCallError.isInstance(error)) return { ok: false, code: error.code, message: error.message, metadata };
-  return { ok: false, code: 'TOOL_ERROR', message: `${name}: ${sanitizeMessage(messageOf(error))}`, metadata };
+  const failure = thrownFailure(name, error);
+  return { ok: false, code: failure.code, message: failure.message, metadata };
 }
 
-function reportLate(config: PipelineConfig, call: ParsedCall, body: Promise<unknown>): void {
+function reportLate(config: PipelineConfig, call: ParsedCall, tenant: string | undefined, body: Promise<unknown>): void {
+  const notify = (outcome: 'fulfilled' | 'rejected'): void =>
+    notifyObserver(config.observers, 'onLateSettlement', config.observers.onLateSettlement, { callId: call.callId, toolName: call.name, outcome }, call.callId, tenant);
   body.then(
-    () => notifyLate(config, call, 'fulfilled'),
-    () => notifyLate(config, call, 'rejected'),
+    () => notify('fulfilled'),
+    () => notify('rejected'),
   );
-}
-
-function notifyLate(config: PipelineConfig, call: ParsedCall, outcome: 'fulfilled' | 'rejected'): void {
-  try {
-    config.observers.onLateSettlement?.({ callId: call.callId, toolName: call.name, outcome });
-  } catch {
-    // Observers are contained: they can never change or break a call.
-  }
 }
 
 /** Whether the body rejected, within a timer tick of the abort, saying it never dispatched. */

@@ -5,7 +5,8 @@ import type { JsonObject } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import type { RegisteredTool, ToolRegistry } from '../registry/tool-registry.js';
 import { describeValidationErrors } from '../validation/describe-errors.js';
-import type { ParsedCall, PipelineLimits } from './pipeline-config.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineLimits } from './pipeline-limits.js';
 
 export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits): ParsedCall {
   const callId = String(request.id);

@@ -1,8 +1,10 @@
 // Stage 2: allow / deny / ask, decided by policy outside every tool. `ask` proceeds
 // only on an explicit yes (the literal `true`) from the approver.
 import type { JsonObject } from '../json/json-types.js';
-import { messageOf } from '../util/sanitize-message.js';
-import type { Approver, ParsedCall, PipelineConfig } from './pipeline-config.js';
+import { hookFailureText } from '../result/thrown-failure.js';
+import type { Approver } from './hooks.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineConfig } from './pipeline-config.js';
 
 export type GateOutcome =
   | { readonly allowed: true }
@@ -18,7 +20,7 @@ export function permissionGate(config: PipelineConfig, call: ParsedCall, args: J
   try {
     verdict = config.policy.decide(call.name, args, tenant);
   } catch (error) {
-    return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied because the permission policy failed (${messageOf(error)})` };
+    return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied because the permission policy failed (${hookFailureText(error)})` };
   }
   if (verdict.decision === 'allow') return ALLOWED;
   // The reason is the operator's own sentence or a description of its source, so it is quoted in parentheses, never spliced into ours.
@@ -52,7 +54,7 @@ async function askApprover(config: PipelineConfig, approver: Approver, call: Par
       const why = signal.aborted ? 'the call was cancelled while waiting for approval' : `the approver did not answer within ${timeoutMs} ms`;
       return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: ${why}` };
     }
-    return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver failed (${messageOf(error)})` };
+    return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver failed (${hookFailureText(error)})` };
   } finally {
     clearTimeout(timer);
     scope.abort();

@@ -4,9 +4,10 @@ import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import { snapshotJson } from '../json/snapshot-json.js';
 import { draftFailure, type DraftResult } from '../result/tool-result.js';
-import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
+import { toolErrorMessage } from '../result/thrown-failure.js';
 import { describeValidationErrors } from '../validation/describe-errors.js';
-import type { ParsedCall, PipelineLimits } from './pipeline-config.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineLimits } from './pipeline-limits.js';
 
 export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, limits: PipelineLimits): DraftResult {
   const { definition, validateOutput } = call.tool!;
@@ -31,7 +32,7 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
     try {
       content = definition.projectContent(args, value);
     } catch (error) {
-      return draftFailure('TOOL_ERROR', `${call.name}: projectContent failed: ${sanitizeMessage(messageOf(error))}`);
+      return draftFailure('TOOL_ERROR', toolErrorMessage(`${call.name}: projectContent failed`, error));
     }
     if (typeof content !== 'string') return draftFailure('TOOL_ERROR', `${call.name}: projectContent must return a string`);
     if (Buffer.byteLength(content, 'utf8') > maxOutputBytes) {

@@ -1,8 +1,9 @@
 // Stage 3: guards can only deny. The first denial ends the stage; a guard that throws
 // denies too, so a faulty guard fails closed.
 import type { JsonObject } from '../json/json-types.js';
-import { messageOf } from '../util/sanitize-message.js';
-import type { ParsedCall, PipelineConfig } from './pipeline-config.js';
+import { hookFailureText } from '../result/thrown-failure.js';
+import type { ParsedCall } from './parsed-call.js';
+import type { PipelineConfig } from './pipeline-config.js';
 
 export async function runGuards(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined): Promise<string | undefined> {
   for (const [index, guard] of config.guards.entries()) {
@@ -13,7 +14,7 @@ export async function runGuards(config: PipelineConfig, call: ParsedCall, args: 
         return `${call.name}: denied by a guard (${typeof reason === 'string' && reason !== '' ? reason : `guard ${index}`})`;
       }
     } catch (error) {
-      return `${call.name}: denied because guard ${index} failed (${messageOf(error)})`;
+      return `${call.name}: denied because guard ${index} failed (${hookFailureText(error)})`;
     }
   }
   return undefined;

@@ -1,6 +1,6 @@
 // Only the literal `true` from isConcurrencySafe admits a call to a parallel group;
 // missing, throwing, or anything else makes it an exclusive barrier.
-import type { ParsedCall } from '../pipeline/pipeline-config.js';
+import type { ParsedCall } from '../pipeline/parsed-call.js';
 
 export type CallClass = 'parallel' | 'exclusive';
 

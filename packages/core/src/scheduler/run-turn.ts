@@ -1,11 +1,12 @@
-// Runs the calls of one model turn: parse all, classify, then parallel groups as a
+// Runs the calls of one model turn: the parse stage for all, classify, then parallel groups as a
 // rolling pool (at most maxParallel at once) and exclusive calls as barriers.
 // Results come back, and are committed to observers, in the model's call order.
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import { failureContent, type ToolResult } from '../result/tool-result.js';
-import { rejectDuplicateIds } from '../pipeline/duplicate-call-ids.js';
-import { parseCall } from '../pipeline/parse-call.js';
-import type { ParsedCall, PipelineConfig } from '../pipeline/pipeline-config.js';
+import { notifyObserver, reportError } from '../pipeline/observe.js';
+import { parseStage } from '../pipeline/parse-stage.js';
+import type { ParsedCall } from '../pipeline/parsed-call.js';
+import type { PipelineConfig } from '../pipeline/pipeline-config.js';
 import { runParsedCall } from '../pipeline/run-call.js';
 import { NEVER_ABORTED } from '../util/merge-abort-signals.js';
 import { groupCalls } from './classify-call.js';
@@ -26,7 +27,7 @@ export interface SchedulerConfig extends PipelineConfig {
 export async function runTurn(config: SchedulerConfig, requests: readonly ToolCallRequest[], options: TurnOptions = {}): Promise<ToolResult[]> {
   const signal = options.signal ?? NEVER_ABORTED;
   const tenant = options.tenant;
-  const parsed = rejectDuplicateIds(requests.map((request, index) => safeParse(config, request, index)));
+  const parsed = parseStage(config, requests, tenant);
   const results: (ToolResult | undefined)[] = new Array<ToolResult | undefined>(parsed.length);
   let committed = 0;
 
@@ -35,11 +36,7 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
     while (committed < results.length && results[committed] !== undefined) {
       const ready = results[committed] as ToolResult;
       committed += 1;
-      try {
-        config.observers.onResult?.(ready);
-      } catch {
-        // Observers are contained.
-      }
+      notifyObserver(config.observers, 'onResult', config.observers.onResult, ready, ready.callId, tenant);
     }
   };
 
@@ -47,7 +44,8 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
     let result: ToolResult;
     try {
       result = await runParsedCall(config, call, tenant, signal);
-    } catch {
+    } catch (error) {
+      reportError(config.observers, 'SCHEDULER_FAILED', `${call.name}: the call failed outside its pipeline`, error, { source: 'scheduler', callId: call.callId, tenant });
       result = emergencyResult(call);
     }
     commit(call, result);
@@ -57,34 +55,23 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
     const preSchedule = config.preSchedule;
     if (preSchedule !== undefined && !signal.aborted) {
       // No verdict means exclusive: a preparation that throws, even synchronously, only costs parallelism.
-      await Promise.resolve().then(() => preSchedule(parsed, { signal, tenant })).catch(() => undefined);
+      await Promise.resolve().then(() => preSchedule(parsed, { signal, tenant })).catch((error: unknown) => {
+        // A preparation stopped by the turn's own cancellation did not fail.
+        if (!signal.aborted) reportError(config.observers, 'PRESCHEDULE_FAILED', 'a preSchedule hook failed; the turn runs without its preparation', error, { source: 'preSchedule', tenant });
+      });
     }
     for (const group of groupCalls(parsed)) {
       if (group.kind === 'exclusive' || group.calls.length === 1) await run(group.calls[0] as ParsedCall);
       else await runPool(group.calls, Math.max(1, config.maxParallel), run);
     }
-  } catch {
-    // Reported below: whatever failed, no exception leaves the turn.
+  } catch (error) {
+    // Whatever failed, no exception leaves the turn: the operator hears of it, the calls are answered below.
+    reportError(config.observers, 'SCHEDULER_FAILED', 'the scheduler failed; calls it had not finished are answered TOOL_ERROR', error, { source: 'scheduler', tenant });
   } finally {
     // Every call still gets exactly one result.
     for (const call of parsed) if (results[call.index] === undefined) commit(call, emergencyResult(call));
   }
   return results as ToolResult[];
-}
-
-/** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
-function safeParse(config: SchedulerConfig, request: ToolCallRequest, index: number): ParsedCall {
-  try {
-    return parseCall(config.registry, request, index, config.limits);
-  } catch {
-    let callId = `call-${index}`;
-    try {
-      if (typeof request.id === 'string') callId = request.id;
-    } catch {
-      // keep the positional id
-    }
-    return { index, callId, name: 'unknown', tool: undefined, args: undefined, failure: { code: 'INVALID_ARGS', message: 'this tool call could not be read (its id, name or arguments are not plain data)' } };
-  }
 }
 
 /** A rolling pool: a slot that frees up starts the next call at once. */

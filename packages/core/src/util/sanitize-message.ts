@@ -5,7 +5,7 @@ const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
 const POSIX_PATH = /(?<![\w.])\/(?:[\w.@+-]+\/)+[\w.@+-]*/g;
 const WINDOWS_PATH = /\b[A-Za-z]:\\(?:[^\\\s'"`]+\\)*[^\\\s'"`]*/g;
 
-export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS): string {
+export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, ifEmpty = 'the tool failed without a message'): string {
   const cleaned = message
     .replace(STACK_FRAME, '')
     .replace(FILE_URL, '<path>')
@@ -13,7 +13,7 @@ export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS): 
     .replace(WINDOWS_PATH, '<path>')
     .replace(/\n{2,}/g, '\n')
     .trim();
-  const text = cleaned.length > 0 ? cleaned : 'the tool failed without a message';
+  const text = cleaned.length > 0 ? cleaned : ifEmpty;
   return text.length > maxChars ? `${text.slice(0, maxChars)}… (truncated)` : text;
 }
 

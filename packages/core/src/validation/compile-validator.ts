@@ -46,7 +46,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 
 const options = { strict: false, allErrors: true, logger: false, validateSchema: true, verbose: true, code: { regExp: linearRegExp } } as const;
 
-let instances: { draft07: AjvInstance; draft2019: AjvInstance; draft2020: AjvInstance } | undefined;
+/** One ajv instance per dialect, made the first time a schema of that dialect is compiled (each takes milliseconds). */
+const instances: { draft07?: AjvInstance; draft2019?: AjvInstance; draft2020?: AjvInstance } = {};
 
 function bounded<T extends AjvInstance>(ajv: T): T {
   addFormats(ajv);
@@ -58,11 +59,10 @@ function bounded<T extends AjvInstance>(ajv: T): T {
 }
 
 function pick(schema: JsonSchema): AjvInstance {
-  instances ??= { draft07: bounded(new Ajv(options)), draft2019: bounded(new Ajv2019(options)), draft2020: bounded(new Ajv2020(options)) };
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
-  if (/draft-0[467]/.test(dialect)) return instances.draft07;
-  if (dialect.includes('2019-09')) return instances.draft2019;
-  return instances.draft2020;
+  if (/draft-0[467]/.test(dialect)) return (instances.draft07 ??= bounded(new Ajv(options)));
+  if (dialect.includes('2019-09')) return (instances.draft2019 ??= bounded(new Ajv2019(options)));
+  return (instances.draft2020 ??= bounded(new Ajv2020(options)));
 }
 
 const cache = new WeakMap<JsonSchema, SchemaValidator>();

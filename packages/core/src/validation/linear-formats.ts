@@ -75,12 +75,21 @@ function linearUri(uriReference: RegExp): FormatTest {
   return (value) => /\/|:/.test(value) && test(value);
 }
 
-/** Replaces every regular-expression format of ajv-formats, and `uri`, with a linear-time one. */
-export function useLinearFormats(ajv: Pick<Ajv, 'addFormat'>): void {
+/** The linear-time tests, compiled once per process (RE2JS compilation is the costly part) and shared by every ajv instance. */
+let linearFormats: [string, FormatTest][] | undefined;
+
+function compileLinearFormats(): [string, FormatTest][] {
+  const tests: [string, FormatTest][] = [];
   for (const [name, definition] of Object.entries(fullFormats)) {
     if (!(definition instanceof RegExp)) continue;
-    const test = special(name, definition) ?? linearTest(definition);
-    ajv.addFormat(name, { type: 'string', validate: test } satisfies Format);
+    tests.push([name, special(name, definition) ?? linearTest(definition)]);
   }
-  ajv.addFormat('uri', { type: 'string', validate: linearUri(fullFormats['uri-reference'] as RegExp) } satisfies Format);
+  tests.push(['uri', linearUri(fullFormats['uri-reference'] as RegExp)]);
+  return tests;
+}
+
+/** Replaces every regular-expression format of ajv-formats, and `uri`, with a linear-time one. */
+export function useLinearFormats(ajv: Pick<Ajv, 'addFormat'>): void {
+  linearFormats ??= compileLinearFormats();
+  for (const [name, test] of linearFormats) ajv.addFormat(name, { type: 'string', validate: test } satisfies Format);
 }

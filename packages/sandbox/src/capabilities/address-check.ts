@@ -1,6 +1,6 @@
 // Addresses a plugin's request may not connect to unless the allowlist names that exact
 // host: loopback, private, link-local (cloud metadata lives there), carrier-grade NAT,
-// unspecified, multicast and reserved ranges, in IPv4 and IPv6 (IPv4-mapped included).
+// unspecified, multicast and reserved ranges, in IPv4 and IPv6 (IPv4-mapped and -compatible included).
 import { BlockList, isIP } from 'node:net';
 
 const refused = new BlockList();
@@ -9,7 +9,8 @@ for (const [network, prefix] of [
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) refused.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32],
+  // ::/96 also holds the deprecated IPv4-compatible form (::127.0.0.1); 100::/64 discards.
+  ['::', 96], ['::1', 128], ['100::', 64], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32],
 ] as const) refused.addSubnet(network, prefix, 'ipv6');
 
 /** True for an address a request may reach only when the allowlist names its host exactly. */

@@ -9,7 +9,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import type { JsonObject, JsonValue } from '@airlock/core';
-import type { Capability, CapabilityContext } from '../plugin/plugin-tools.js';
+import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
 import { isInternalAddress } from './address-check.js';
 import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';
@@ -22,7 +22,7 @@ const MAX_REDIRECTS = 5;
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Headers only the host sets: framing, routing and connection management. */
-const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
 
 /** Resolves a host name to its addresses; the default asks the OS (tests pass their own). */
 export type Resolver = (hostname: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
@@ -146,34 +146,60 @@ function plainHeaders(value: JsonValue | undefined): Record<string, string> {
 }
 
 interface AppliedSecret {
-  readonly value: string;
+  /** Undefined when the host has no usable value for this tenant: its origins are then refused. */
+  readonly value: string | undefined;
   readonly origins: readonly OriginPattern[];
   readonly header: string;
   readonly format: string;
+}
+
+/** A value that can go into a header: a non-empty line of text. */
+export function usableSecret(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && !/[\r\n\0]/.test(value);
 }
 
 function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string): AppliedSecret[] {
   const applied: AppliedSecret[] = [];
   for (const [name, spec] of Object.entries(manifest?.secrets ?? {})) {
     const source = Object.hasOwn(settings.secrets, name) ? settings.secrets[name] : undefined;
-    const value = typeof source === 'function' ? source(tenant) : source;
-    if (typeof value !== 'string' || value.length === 0) continue;
-    applied.push({ value, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), header: spec.header.toLowerCase(), format: spec.format });
+    let value: unknown;
+    try {
+      value = typeof source === 'function' ? source(tenant) : source;
+    } catch {
+      value = undefined; // the embedder's lookup failed: no value, and no detail for the plugin
+    }
+    applied.push({ value: usableSecret(value) ? value : undefined, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), header: spec.header.toLowerCase(), format: spec.format });
   }
   return applied;
 }
 
-/** The secrets' headers for this URL: only where the secret's own origins match it exactly (no wildcard surprises). */
+/**
+ * The secrets' headers for this URL. A secret whose origins match but that has no value
+ * refuses the request: sent without its credential (or with an empty one) it would reach
+ * the service as someone else, or leak what the plugin put in that header instead.
+ */
 function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const secret of secrets) if (matchOrigin(secret.origins, url) !== undefined) headers[secret.header] = secret.format.split('{secret}').join(secret.value);
+  for (const secret of secrets) {
+    if (matchOrigin(secret.origins, url) === undefined) continue;
+    if (secret.value === undefined) throw new CapabilityRefusal('fetch: a secret this origin needs is not supplied');
+    headers[secret.header] = secret.format.split('{secret}').join(secret.value);
+  }
   return headers;
 }
 
 /** Every secret value this call could send, replaced wherever the answer echoes it. */
 function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
-  const scrub = (text: string): string => secrets.reduce((current, secret) => current.split(secret.value).join('[REDACTED]'), text);
+  // The value as an echo may spell it: raw, JSON-escaped (with "/" escaped too, as PHP
+  // writes it), percent-encoded, base64. Longest first, so no variant is half-replaced.
+  const values = [...new Set(secrets.flatMap((secret) => (secret.value === undefined ? [] : spellings(secret.value))))].sort((x, y) => y.length - x.length);
+  const scrub = (text: string): string => values.reduce((current, value) => current.split(value).join('[REDACTED]'), text);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(answer.headers)) headers[name] = scrub(value);
   return { status: answer.status, headers, body: scrub(answer.body) };
+}
+
+function spellings(value: string): string[] {
+  const json = JSON.stringify(value).slice(1, -1);
+  return [value, json, json.split('/').join('\\/'), encodeURIComponent(value), Buffer.from(value, 'utf8').toString('base64')];
 }

@@ -1,7 +1,7 @@
 // The kv capability: JSON values per tenant and plugin. The namespace comes from the call's
 // context, never from the plugin's argument, so no argument can reach another pair's keys.
 import { snapshotJson, type JsonValue } from '@airlock/core';
-import type { Capability, CapabilityContext } from '../plugin/plugin-tools.js';
+import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
 import type { KvNamespace, KvStore } from './kv-store.js';
 

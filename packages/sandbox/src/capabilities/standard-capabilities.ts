@@ -4,11 +4,11 @@
 import { resolve } from 'node:path';
 import { SandboxError } from '../errors/sandbox-error.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
-import type { Capability } from '../plugin/plugin-tools.js';
+import type { Capability } from '../plugin/capability-handler.js';
 import { DEFAULT_KV_MAX_BYTES, kvCapabilities } from './kv.js';
 import type { KvStore } from './kv-store.js';
 import { logCapability } from './log.js';
-import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, type FetchSettings, type Resolver } from './fetch.js';
+import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, usableSecret, type FetchSettings, type Resolver } from './fetch.js';
 import { parseOrigin } from './network-origins.js';
 import { SqliteKvStore } from './sqlite-kv-store.js';
 import { DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_FILES, workspaceCapabilities } from './workspace.js';
@@ -62,6 +62,16 @@ function positive(value: number | undefined, fallback: number, path: string): nu
   return value;
 }
 
+/** The host's secrets, each a usable header value or a per-tenant function (whose answers are checked per call). */
+function checkedSecrets(secrets: StandardCapabilityOptions['secrets']): FetchSettings['secrets'] {
+  if (secrets === undefined) return {};
+  if (secrets === null || typeof secrets !== 'object' || Array.isArray(secrets)) throw new SandboxError('INVALID_OPTION', 'options.secrets must be an object of secret values by name');
+  for (const [name, value] of Object.entries(secrets)) {
+    if (typeof value !== 'function' && !usableSecret(value)) throw new SandboxError('INVALID_OPTION', `options.secrets.${name} must be a non-empty string without line breaks, or a function of the tenant`);
+  }
+  return { ...secrets };
+}
+
 /** Builds the configured standard capabilities; `manifestOf` finds a loaded plugin's manifest by name. */
 export function standardCapabilities(options: StandardCapabilityOptions, manifestOf: (plugin: string) => PluginManifest | undefined): StandardCapabilities {
   const capabilities: Record<string, Capability> = { log: logCapability };
@@ -102,7 +112,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
       allow,
       maxRequestsPerCall: positive(options.network.maxRequestsPerCall, DEFAULT_MAX_REQUESTS_PER_CALL, 'options.network.maxRequestsPerCall'),
       maxResponseBytes: Math.min(positive(options.network.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'options.network.maxResponseBytes'), MAX_RESPONSE_BYTES_CAP),
-      secrets: { ...options.secrets },
+      secrets: checkedSecrets(options.secrets),
       resolve: options.network.resolve ?? systemResolver,
     };
     capabilities.fetch = fetchCapability(settings, (plugin) => manifestOf(plugin));

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { lstat, mkdir, open, opendir, realpath, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, relative, isAbsolute } from 'node:path';
-import type { Capability, CapabilityContext } from '../plugin/plugin-tools.js';
+import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, optionalStringField, stringField } from './capability-argument.js';
 import { TEMP_PREFIX, tenantFolderName, workspaceSegments } from './workspace-path.js';
 

@@ -1,27 +1,21 @@
 // Entry of a sandbox child process: a Piscina pool of isolate workers, driven over
 // IPC. If the parent goes away, so does this process.
-import { NO_USAGE } from '../isolate/protocol.js';
-import type { SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE } from '../worker/worker-protocol.js';
+import type { SandboxTask } from '../worker/worker-protocol.js';
 import type { FromChild, ToChild } from './child-protocol.js';
 import { THREADS_ENV } from './child-protocol.js';
 import { InProcessHost } from './in-process-host.js';
+import { PendingRequests } from '../rpc/pending-requests.js';
 
 const threads = Number(process.env[THREADS_ENV]);
 const host = new InProcessHost(Number.isInteger(threads) && threads > 0 ? { threads } : {});
-const running = new Map<number, AbortController>();
+/** Each running task: how to cancel it, and the capability requests it has sent the parent. */
+const running = new Map<number, { readonly controller: AbortController; readonly requests: PendingRequests<string> | undefined }>();
 const sources = new Map<string, string>();
-const capabilityWaiters = new Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>();
-let nextRequest = 1;
 
 /** Capability calls of task `id` are relayed to the parent, where the embedder's functions live. */
-function askParent(id: number): (name: string, json: string) => Promise<string> {
-  return (name, json) =>
-    new Promise((resolve, reject) => {
-      const requestId = nextRequest;
-      nextRequest += 1;
-      capabilityWaiters.set(requestId, { resolve, reject });
-      send({ type: 'capability', id, requestId, name, json });
-    });
+function askParent(id: number, requests: PendingRequests<string>): (name: string, json: string) => Promise<string> {
+  return (name, json) => requests.request(undefined, (requestId) => send({ type: 'capability', id, requestId, name, json }));
 }
 
 /** Puts back the module source the parent sent once, ahead of the task. */
@@ -31,8 +25,10 @@ function withSource(task: SandboxTask): SandboxTask | undefined {
   return source === undefined ? undefined : { ...task, plugin: { ...task.plugin, source } };
 }
 
-function send(message: FromChild): void {
-  if (process.connected) process.send?.(message);
+function send(message: FromChild): boolean {
+  if (!process.connected || process.send === undefined) return false;
+  process.send(message);
+  return true;
 }
 
 process.on('message', (message: ToChild) => {
@@ -41,14 +37,13 @@ process.on('message', (message: ToChild) => {
     return;
   }
   if (message.type === 'cancel') {
-    running.get(message.id)?.abort();
+    running.get(message.id)?.controller.abort();
     return;
   }
   if (message.type === 'capability-reply') {
-    const waiter = capabilityWaiters.get(message.requestId);
-    capabilityWaiters.delete(message.requestId);
-    if (message.ok && typeof message.json === 'string') waiter?.resolve(message.json);
-    else waiter?.reject(new Error('capability failed'));
+    const requests = running.get(message.id)?.requests;
+    if (message.ok && typeof message.json === 'string') requests?.resolve(message.requestId, message.json);
+    else requests?.fail(message.requestId, 'capability failed');
     return;
   }
   const task = withSource(message.task);
@@ -57,12 +52,16 @@ process.on('message', (message: ToChild) => {
     return;
   }
   const controller = new AbortController();
-  running.set(message.id, controller);
+  // Only calls of a plugin granted capabilities can ask for any.
+  const requests = task.kind === 'call' && task.plugin.capabilities.length > 0 ? new PendingRequests<string>() : undefined;
+  running.set(message.id, { controller, requests });
   host
-    .run(task, controller.signal, askParent(message.id))
+    .run(task, controller.signal, requests === undefined ? undefined : askParent(message.id, requests))
     .catch(() => ({ ok: false as const, code: 'SANDBOX_CRASH' as const, message: 'the sandbox pool failed', usage: NO_USAGE }))
     .then((outcome) => {
       running.delete(message.id);
+      // A capability the parent never answers must not hold anything after its call.
+      requests?.close('the call ended');
       send({ type: 'result', id: message.id, outcome });
       if (host.stuckWorkers() > 0) send({ type: 'retire' });
     });

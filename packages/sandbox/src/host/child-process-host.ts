@@ -4,9 +4,9 @@
 // task starts a fresh child.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
-import { onAbort } from '@airlock/core';
+import { PendingRequests } from '../rpc/pending-requests.js';
 import type { InFlightPair } from './crash-quarantine.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
@@ -22,27 +22,32 @@ export interface ChildProcessOptions extends PoolOptions {
   readonly onCrash?: (inFlight: readonly InFlightPair[]) => void;
 }
 
+/** What the parent keeps for a task in flight in a child. */
+interface InFlight {
+  /** Whose work it is, for blame when the child dies. */
+  readonly owner: InFlightPair;
+  /** Who answers its capability calls. */
+  readonly capabilities: CapabilityHandler | undefined;
+}
+
 /** One child process and the calls it owes answers to. */
 interface Child {
   readonly process: ChildProcess;
-  readonly pending: Map<number, (outcome: SandboxOutcome) => void>;
-  /** Whose work each in-flight task is, for blame when the child dies. */
-  readonly owners: Map<number, InFlightPair>;
+  readonly tasks: PendingRequests<SandboxOutcome, InFlight>;
   readonly rssTimer: ReturnType<typeof setInterval>;
   deathReason: string | undefined;
   /** Takes no new calls; killed once its in-flight calls are answered. */
   retired: boolean;
+  /** The child said it is listening: tasks sent before then wait unread. */
+  ready: boolean;
   /** Plugins whose source this child already holds. */
   readonly plugins: Set<string>;
-  /** Who answers the capability calls of each in-flight task. */
-  readonly capabilities: Map<number, CapabilityHandler>;
 }
 
 export class ChildProcessHost implements SandboxHost {
   readonly #options: ChildProcessOptions;
   readonly #children = new Set<Child>();
   #current: Child | undefined;
-  #nextId = 1;
   #closed = false;
 
   constructor(options: ChildProcessOptions = {}) {
@@ -51,26 +56,26 @@ export class ChildProcessHost implements SandboxHost {
 
   run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
     if (this.#closed) return Promise.resolve(crash('the sandbox is closed'));
-    if (signal?.aborted) return Promise.resolve({ ok: false, code: 'ABORTED', message: 'cancelled before it started', usage: NO_USAGE });
+    if (signal?.aborted) return Promise.resolve(NOT_DISPATCHED);
     const child = this.#currentChild();
-    const id = this.#nextId;
-    this.#nextId += 1;
-    return new Promise<SandboxOutcome>((resolve) => {
-      const unwatch = signal === undefined ? undefined : onAbort(signal, () => send(child, { type: 'cancel', id }));
-      if (capabilities !== undefined) child.capabilities.set(id, capabilities);
-      child.owners.set(id, task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined);
-      child.pending.set(id, (outcome) => {
-        unwatch?.();
-        child.pending.delete(id);
-        child.owners.delete(id);
-        child.capabilities.delete(id);
-        refreshRef(child);
-        if (child.retired && child.pending.size === 0) child.process.kill('SIGKILL');
-        resolve(outcome);
-      });
-      refreshRef(child);
-      if (!send(child, { type: 'run', id, task: this.#withoutSource(child, task) })) child.pending.get(id)?.(crash('the sandbox process is not reachable'));
-    });
+    const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities };
+    const outcome = child.tasks.request(
+      inFlight,
+      (id) => send(child, { type: 'run', id, task: this.#withoutSource(child, task) }),
+      signal === undefined ? undefined : { signal, onAbort: (id) => this.#cancel(child, id) },
+    );
+    refreshRef(child);
+    return outcome;
+  }
+
+  /**
+   * Tells the child, which stops the task and answers for it. A child that has not said it is
+   * ready has not read the task yet: the answer is given here, at once (its own comes later
+   * and finds the task settled), and a capability request it might still send finds no call.
+   */
+  #cancel(child: Child, id: number): void {
+    send(child, { type: 'cancel', id });
+    if (!child.ready) child.tasks.resolve(id, NOT_DISPATCHED);
   }
 
   processIds(): number[] {
@@ -83,7 +88,7 @@ export class ChildProcessHost implements SandboxHost {
     this.#closed = true;
     const exits: Promise<void>[] = [];
     for (const child of this.#children) {
-      failAll(child, 'the sandbox was closed');
+      child.tasks.failAll('the sandbox was closed');
       const { process: proc } = child;
       if (proc.exitCode !== null || proc.signalCode !== null) continue;
       exits.push(new Promise<void>((resolve) => proc.once('exit', () => resolve())));
@@ -107,17 +112,35 @@ export class ChildProcessHost implements SandboxHost {
       env: { ...process.env, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
-    const child: Child = { process: proc, pending: new Map(), owners: new Map(), rssTimer: this.#watchMemory(proc), deathReason: undefined, retired: false, plugins: new Set(), capabilities: new Map() };
+    const child: Child = {
+      process: proc,
+      tasks: new PendingRequests<SandboxOutcome, InFlight>({
+        failed: crash,
+        onSettled: () => {
+          refreshRef(child);
+          if (child.retired && child.tasks.size === 0) child.process.kill('SIGKILL');
+        },
+      }),
+      rssTimer: this.#watchMemory(proc),
+      deathReason: undefined,
+      retired: false,
+      ready: false,
+      plugins: new Set(),
+    };
     this.#children.add(child);
     this.#current = child;
     proc.on('message', (message: FromChild) => {
       if (message.type === 'capability') {
-        const handler = child.capabilities.get(message.id);
+        const handler = child.tasks.context(message.id)?.capabilities;
         const answer = handler === undefined ? Promise.reject(new Error('no capabilities')) : handler(message.name, message.json);
         answer.then(
-          (json) => send(child, { type: 'capability-reply', requestId: message.requestId, ok: true, json }),
-          () => send(child, { type: 'capability-reply', requestId: message.requestId, ok: false }),
+          (json) => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: true, json }),
+          () => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: false }),
         );
+        return;
+      }
+      if (message.type === 'ready') {
+        child.ready = true;
         return;
       }
       if (message.type === 'retire') return this.#retire(child);
@@ -126,9 +149,10 @@ export class ChildProcessHost implements SandboxHost {
       // error), so it takes no new calls. Later calls go to a fresh child.
       if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') {
         this.#retire(child);
-        if (child.owners.has(message.id)) this.#options.onCrash?.([child.owners.get(message.id)]);
+        const inFlight = child.tasks.context(message.id);
+        if (inFlight !== undefined) this.#options.onCrash?.([inFlight.owner]);
       }
-      child.pending.get(message.id)?.(message.outcome);
+      child.tasks.resolve(message.id, message.outcome);
     });
     proc.on('error', () => undefined); // 'exit' follows and settles everything
     proc.once('exit', (code, signal) => {
@@ -136,8 +160,8 @@ export class ChildProcessHost implements SandboxHost {
       this.#children.delete(child);
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
-      if (!this.#closed && child.pending.size > 0) this.#options.onCrash?.([...child.owners.values()]);
-      failAll(child, `the sandbox process ${why} during the call`);
+      if (!this.#closed && child.tasks.size > 0) this.#options.onCrash?.(child.tasks.contexts().map((inFlight) => inFlight.owner));
+      child.tasks.failAll(`the sandbox process ${why} during the call`);
     });
     return child;
   }
@@ -152,7 +176,7 @@ export class ChildProcessHost implements SandboxHost {
   #retire(child: Child): void {
     child.retired = true;
     if (this.#current === child) this.#current = undefined;
-    if (child.pending.size === 0) child.process.kill('SIGKILL');
+    if (child.tasks.size === 0) child.process.kill('SIGKILL');
   }
 
   /** Polls the child's resident memory: the OS-level ceiling no plugin can negotiate. */
@@ -181,14 +205,10 @@ function send(child: Child, message: ToChild): boolean {
   }
 }
 
-function failAll(child: Child, message: string): void {
-  for (const settle of [...child.pending.values()]) settle(crash(message));
-}
-
 /** An idle sandbox must not keep the embedding process alive. */
 function refreshRef(child: Child): void {
   const channel = child.process.channel as { ref?: () => void; unref?: () => void } | undefined;
-  if (child.pending.size > 0) {
+  if (child.tasks.size > 0) {
     child.process.ref();
     channel?.ref?.();
   } else {

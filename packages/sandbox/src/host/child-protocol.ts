@@ -1,5 +1,5 @@
 // Messages between the embedding process and its sandbox child, over Node IPC.
-import type { SandboxOutcome, SandboxTask } from '../isolate/protocol.js';
+import type { SandboxOutcome, SandboxTask } from '../worker/worker-protocol.js';
 
 export type ToChild =
   /** Sent once per plugin and child, before any task that needs it. */
@@ -7,7 +7,7 @@ export type ToChild =
   /** Tasks travel without their plugin's source; the child fills it in by key. */
   | { readonly type: 'run'; readonly id: number; readonly task: SandboxTask }
   | { readonly type: 'cancel'; readonly id: number }
-  | { readonly type: 'capability-reply'; readonly requestId: number; readonly ok: boolean; readonly json?: string };
+  | { readonly type: 'capability-reply'; readonly id: number; readonly requestId: number; readonly ok: boolean; readonly json?: string };
 
 export type FromChild =
   | { readonly type: 'ready' }

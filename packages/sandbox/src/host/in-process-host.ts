@@ -4,9 +4,9 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { MessageChannel } from 'node:worker_threads';
-import { NO_USAGE, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
-import { armBackstop, taskTimeoutMs } from './task-backstop.js';
+import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
@@ -28,6 +28,7 @@ export function assertSnapshotFlag(): void {
 
 export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<PoolTask, SandboxOutcome>;
+  readonly #backstop = new TaskBackstop();
   #closed = false;
   #lastKillAt = 0;
   #stuckWorkers = 0;
@@ -45,6 +46,9 @@ export class InProcessHost implements SandboxHost {
       // isolated-vm settles work (disposals, releases) on the owning thread's event loop;
       // a worker parked in Atomics.wait between tasks would starve it and abort at teardown.
       atomics: 'disabled',
+      // Per-task run and wait histograms nobody reads: a cost on every call.
+      recordTiming: false,
+      workerData: { clocks: this.#backstop.clocks },
     });
   }
 
@@ -60,9 +64,9 @@ export class InProcessHost implements SandboxHost {
         );
       });
     }
-    const backstop = armBackstop(task, signal);
+    const backstop = this.#backstop.arm(task, signal);
     try {
-      const poolTask: PoolTask = channel === undefined ? { task, started: backstop.started } : { task, started: backstop.started, capabilityPort: channel.port2 };
+      const poolTask: PoolTask = channel === undefined ? { task, clock: backstop.clock } : { task, clock: backstop.clock, capabilityPort: channel.port2 };
       const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;
@@ -75,6 +79,8 @@ export class InProcessHost implements SandboxHost {
         return { ok: false, code: 'TIMEOUT', message: `did not finish within ${taskTimeoutMs(task)} ms, and its sandbox worker stopped answering (replaced)`, usage: NO_USAGE };
       }
       if (error instanceof Error && error.name === 'AbortError') {
+        // Still queued (no worker stamped it): Piscina just dropped it, and none of its code ran.
+        if (!backstop.started()) return NOT_DISPATCHED;
         // Piscina terminates the worker running an aborted task: its isolates go with it.
         return { ok: false, code: 'ABORTED', message: 'cancelled while running', usage: NO_USAGE };
       }

@@ -1,6 +1,6 @@
 // Where sandbox tasks run: a Piscina pool in a supervised child process (the default),
 // or in this process for embedders who accept that an isolate OOM may abort it.
-import type { CapabilityHandler, SandboxOutcome, SandboxTask } from '../isolate/protocol.js';
+import type { CapabilityHandler, SandboxOutcome, SandboxTask } from '../worker/worker-protocol.js';
 
 export interface SandboxHost {
   /**

@@ -4,7 +4,7 @@
 // shares a process with other tenants' calls, and a crash there is pinned on it with
 // certainty. Crashes are reported to the quarantine, which refuses a repeat offender's
 // calls before they reach any process.
-import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { ChildProcessHost, type ChildProcessOptions } from './child-process-host.js';
 import type { CrashQuarantine } from './crash-quarantine.js';
 import type { SandboxHost } from './sandbox-host.js';

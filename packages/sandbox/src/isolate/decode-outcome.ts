@@ -1,11 +1,15 @@
 // Turns what a realm sent back into an outcome. The realm is untrusted: its strings are
 // parsed defensively, sizes re-checked on this side, and only codes a plugin may end
 // with are accepted from it; every limit verdict is the host's own.
-import type { SandboxFailureCode, SandboxOutcome, Usage } from './protocol.js';
+import type { SandboxFailureCode, SandboxOutcome, Usage } from '../worker/worker-protocol.js';
 
 /** Codes a realm may report; CPU, memory, timeout and crash verdicts come only from the host. */
 const REALM_CODES: ReadonlySet<string> = new Set(['TOOL_ERROR', 'OUTPUT_TOO_LARGE', 'INVALID_TOOL_OUTPUT']);
 const MAX_MESSAGE = 4000;
+/** The bootstrap's answer when the plugin's module never finished its top level (realm.ts's UNLOADED). */
+const UNLOADED_KIND = '';
+const UNLOADED_PAYLOAD = 'unloaded';
+const UNLOADED_MESSAGE = 'the plugin module did not finish loading (a top-level await is not supported)';
 
 /** A call's report: kind `ok` with the result's JSON, or a realm code with a message. */
 export function decodeReport(kind: string, payload: string, maxOutputBytes: number, usage: Usage): SandboxOutcome {
@@ -20,6 +24,7 @@ export function decodeReport(kind: string, payload: string, maxOutputBytes: numb
     }
     return { ok: true, json: payload, usage };
   }
+  if (kind === UNLOADED_KIND && payload === UNLOADED_PAYLOAD) return { ok: false, code: 'TOOL_ERROR', message: UNLOADED_MESSAGE, usage };
   if (REALM_CODES.has(kind)) return { ok: false, code: kind as SandboxFailureCode, message: payload.slice(0, MAX_MESSAGE), usage };
   return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned an unexpected shape', usage };
 }
@@ -27,6 +32,7 @@ export function decodeReport(kind: string, payload: string, maxOutputBytes: numb
 /** A describe or classify answer: one JSON envelope the bootstrap assembled. */
 export function decodeEnvelope(text: unknown, usage: Usage): SandboxOutcome {
   if (typeof text !== 'string') return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned something other than serialized JSON', usage };
+  if (text === `${UNLOADED_KIND}\u0000${UNLOADED_PAYLOAD}`) return { ok: false, code: 'TOOL_ERROR', message: UNLOADED_MESSAGE, usage };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,7 +1,7 @@
 // Why an isolate call failed, from what the host itself knows: its own kill reason first,
 // then the isolate's state. Error messages are never trusted for a verdict: a plugin can
 // reject with any message, "memory limit" and "timed out" included.
-import type { SandboxFailureCode } from './protocol.js';
+import type { SandboxFailureCode } from '../worker/worker-protocol.js';
 
 export type KillReason = 'cpu' | 'wall' | 'memory';
 

@@ -2,7 +2,7 @@
 // tenants), least recently used evicted past a cap, each with its realms.
 import ivm from './ivm.js';
 import type { Realm } from './realm.js';
-import type { PluginSpec } from './protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 
 const MAX_ISOLATES_PER_WORKER = 32;
 

@@ -3,7 +3,8 @@
 // over only when the realm has reported *and* every such task has settled: the isolate is
 // then idle, and since the host starts nothing more for this call, no code of it runs again.
 import type ivm from './ivm.js';
-import type { CapabilityHandler } from './protocol.js';
+import { logLineOfJson } from '../capabilities/log-line.js';
+import type { CapabilityHandler } from '../worker/worker-protocol.js';
 
 /** Largest JSON a capability request or answer may carry, in UTF-8 bytes. */
 export const MAX_CAPABILITY_BYTES = 1024 * 1024;
@@ -70,6 +71,11 @@ export class LiveCall {
     this.finished.catch(() => undefined); // raced by the runner, which observes it
   }
 
+  /** Capability requests the realm made while the call ran, refused ones included. */
+  get requests(): number {
+    return this.#requests;
+  }
+
   /** Capability requests the host has not answered into the realm (left pending there for ever). */
   get unanswered(): number {
     return this.#unanswered;
@@ -107,7 +113,7 @@ export class LiveCall {
   trackEntry(task: Promise<unknown>): void {
     this.track(task.catch((error: unknown) => {
       if (this.#options.isolate.isDisposed || this.#report !== undefined) throw error;
-      return this.#options.start([undefined, 'collect', this.token]);
+      return this.#options.start(['collect', this.token]);
     }));
   }
 
@@ -118,14 +124,18 @@ export class LiveCall {
     this.#maybeFinish();
   }
 
-  /** A line of the plugin's console, kept while the call runs and within its bounds. */
+  /**
+   * A line of the plugin's console, or of a log capability request: kept while the call runs
+   * and within its bounds, in the order the realm sent them (one channel carries both).
+   */
   log(level: string, message: string): void {
     if (!this.#open || !LOG_LEVELS.has(level)) return;
-    if (this.#logs.length >= MAX_LOG_LINES || this.#logBytes + message.length > MAX_LOG_BYTES) {
+    const bytes = Buffer.byteLength(message, 'utf8');
+    if (this.#logs.length >= MAX_LOG_LINES || this.#logBytes + bytes > MAX_LOG_BYTES) {
       this.#logsDropped += 1;
       return;
     }
-    this.#logBytes += message.length;
+    this.#logBytes += bytes;
     this.#logs.push({ level: level as LogLine['level'], message });
   }
 
@@ -149,6 +159,12 @@ export class LiveCall {
     const bytes = json.length > MAX_CAPABILITY_BYTES ? Infinity : Buffer.byteLength(json, 'utf8');
     if (bytes > MAX_CAPABILITY_BYTES) return this.#deliver(id, false, 'TOO_LARGE');
     if (this.#unanswered >= MAX_CAPABILITY_IN_FLIGHT || this.#bytesInFlight + bytes > MAX_CAPABILITY_BYTES_IN_FLIGHT) return this.#deliver(id, false, 'TOO_MANY_REQUESTS');
+    // A log request joins the console's lines here, where its place among them is known;
+    // the host still answers it (and counts it), as it does every request.
+    if (name === 'log') {
+      const line = logLineOfJson(json);
+      if (line !== undefined) this.log(line.level, line.message);
+    }
     this.#unanswered += 1;
     this.#bytesInFlight += bytes;
     const settled = (): void => {
@@ -177,7 +193,7 @@ export class LiveCall {
   #deliver(id: number, ok: boolean, payload: string): void {
     if (!this.#open || this.#options.isolate.isDisposed) return;
     // Host errors never cross: the realm builds its own generic error from this code.
-    this.track(this.#options.start([undefined, 'deliver', id, ok, payload]));
+    this.track(this.#options.start(['deliver', id, ok, payload]));
   }
 
   #maybeFinish(): void {

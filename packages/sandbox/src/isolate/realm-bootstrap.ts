@@ -27,7 +27,7 @@ interface Waiter {
 
 type Descriptor = Record<string, unknown>;
 
-export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabilityNamesJson: string, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): void {
+export function realmBootstrap(hostGlobal: string, entryGlobal: string, linkGlobal: string, capabilityNamesJson: string, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): void {
   'use strict';
   const g = globalThis as unknown as Record<string, unknown>;
   const apply = Reflect.apply;
@@ -384,15 +384,28 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, capabili
     else waiter.reject(capabilityError(waiter.name, payload));
   }
 
-  function entry(namespace: Record<string, unknown>, mode: string, a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): string | undefined {
-    if (mode === 'call') {
-      kept = undefined;
-      return call(namespace, a as string, b as string, c as string, d as number, e as string);
-    }
+  // The plugin module's namespace, handed over once by the realm's link module (see realm.ts)
+  // after the plugin's top level ran; a task started while it is missing finds no plugin.
+  let namespace: Record<string, unknown> | undefined;
+  let linked = false;
+  const link = (pluginNamespace: Record<string, unknown>): void => {
+    if (linked) return;
+    linked = true;
+    namespace = pluginNamespace;
+  };
+  defineProperty(g, linkGlobal, { value: link, configurable: true, enumerable: false, writable: false });
+
+  function entry(mode: string, a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): string | undefined {
     if (mode === 'collect') return collect(a as string);
     if (mode === 'deliver') {
       deliver(a as number, b as boolean, c as string);
       return undefined;
+    }
+    // The plugin's top level did not finish: the host reports its load failure, not this.
+    if (namespace === undefined) return '\u0000unloaded'; // decode-outcome.ts reads this marker
+    if (mode === 'call') {
+      kept = undefined;
+      return call(namespace, a as string, b as string, c as string, d as number, e as string);
     }
     if (mode === 'classify') return classify(namespace, a as string);
     return describe(namespace);

@@ -1,16 +1,30 @@
 // A realm: one V8 context in a plugin's isolate, with the bootstrap run and the plugin's
 // module compiled and linked. Building one runs no plugin code, so realms can be built
 // ahead of a call; the module is evaluated inside the call that uses the realm.
+//
+// The plugin module is imported by a one-line link module of ours, which hands the plugin's
+// namespace to the bootstrap inside the realm once the plugin's top level has run. So the
+// host never needs the namespace, and a call can queue its first task right behind the
+// evaluation instead of waiting for it: one trip between threads less per fresh realm.
 import ivm from './ivm.js';
 import { realmBootstrap } from './realm-bootstrap.js';
 import { installRealmGlobals } from './install-realm-globals.js';
-import type { PluginSpec } from './protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { Watchdog } from './watchdog.js';
 
 /** Where the host puts its Reference for the bootstrap to take (and delete). */
 const HOST_GLOBAL = '__airlock_host';
 /** Where the bootstrap leaves its entry for the host to take (and delete). */
 const ENTRY_GLOBAL = '__airlock_entry';
+/**
+ * Where the bootstrap leaves its link function for LINK_SOURCE. The plugin's top level runs
+ * first and may find it: calling it (it takes the first namespace only) or removing it gives
+ * the plugin no more than its own exports already do, in its own realm.
+ */
+const LINK_GLOBAL = '__airlock_link';
+const PLUGIN_SPECIFIER = 'airlock:plugin';
+/** Evaluated after the plugin's top level has run: the plugin's namespace goes to the bootstrap. */
+const LINK_SOURCE = `import * as plugin from ${JSON.stringify(PLUGIN_SPECIFIER)}; const link = globalThis[${JSON.stringify(LINK_GLOBAL)}]; delete globalThis[${JSON.stringify(LINK_GLOBAL)}]; link(plugin);`;
 /** The bootstrap is our own code, but it runs in the plugin's isolate: bound it all the same. */
 const BOOTSTRAP_TIMEOUT_MS = 1000;
 
@@ -19,14 +33,16 @@ export class PluginLoadFailure extends Error {}
 
 export interface Realm {
   readonly context: ivm.Context;
-  readonly module: ivm.Module;
+  /** The plugin's module, and ours that imports it; `link` is the one evaluated. */
+  readonly modules: { readonly plugin: ivm.Module; readonly link: ivm.Module };
   readonly entry: ivm.Reference;
-  namespace: ivm.Reference | undefined;
+  /** The plugin's top level ran to the end in this realm. */
+  evaluated: boolean;
 }
 
 /** The bootstrap as a script for one plugin's isolate: its grants and capability names baked in. */
 export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.Script {
-  const args = [HOST_GLOBAL, ENTRY_GLOBAL, JSON.stringify(plugin.capabilities), plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
+  const args = [HOST_GLOBAL, ENTRY_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
   return isolate.compileScriptSync(`(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`, { filename: 'airlock:bootstrap' });
 }
 
@@ -44,16 +60,22 @@ export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlo
     const entry = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference;
     context.global.deleteSync(ENTRY_GLOBAL);
     const cachedData = codeCache.get(plugin.key);
-    const module = isolate.compileModuleSync(plugin.source, {
+    const pluginModule = isolate.compileModuleSync(plugin.source, {
       filename: `plugin:${plugin.name}`,
       ...(cachedData === undefined ? { produceCachedData: true } : { cachedData }),
     });
-    const produced = (module as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
+    const produced = (pluginModule as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
     if (cachedData === undefined && produced !== undefined) codeCache.set(plugin.key, produced);
-    module.instantiateSync(context, (specifier) => {
+    pluginModule.instantiateSync(context, (specifier) => {
       throw new Error(`plugins are one self-contained module; import "${specifier}" is not available`);
     });
-    return { context, module, entry, namespace: undefined };
+    const link = isolate.compileModuleSync(LINK_SOURCE, { filename: 'airlock:link' });
+    // The plugin module is already instantiated: only the link module's own import is resolved here.
+    link.instantiateSync(context, (specifier) => {
+      if (specifier === PLUGIN_SPECIFIER) return pluginModule;
+      throw new Error(`unknown module "${specifier}"`);
+    });
+    return { context, modules: { plugin: pluginModule, link }, entry, evaluated: false };
   } catch (error) {
     try {
       context.release();
@@ -71,14 +93,17 @@ export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlo
  * otherwise hold this worker thread while isolated-vm copies the error out, with the
  * watchdog unable to run. Resolves 'ok', or with the module's own load failure; a limit
  * is the watchdog's verdict (it is told when the evaluation stopped at its timeout).
+ * The caller may start the call's task at once: isolated-vm runs an isolate's tasks in
+ * order, and the bootstrap answers a task that finds no linked plugin with
+ * a marker decode-outcome.ts turns into a load failure.
  */
 export async function evaluateRealm(isolate: ivm.Isolate, realm: Realm, watchdog: Watchdog): Promise<'ok' | PluginLoadFailure> {
-  if (realm.namespace !== undefined) return 'ok';
+  if (realm.evaluated) return 'ok';
   const timeout = watchdog.taskTimeoutMs();
   const started = performance.now();
   try {
-    await realm.module.evaluate({ timeout });
-    realm.namespace = realm.module.namespace;
+    await realm.modules.link.evaluate({ timeout });
+    realm.evaluated = true;
     return 'ok';
   } catch (error) {
     if (isolate.isDisposed) throw error;
@@ -93,7 +118,7 @@ export async function evaluateRealm(isolate: ivm.Isolate, realm: Realm, watchdog
 
 /** Each handle on its own: after a kill one may throw, and the others must still go. */
 export function releaseRealm(realm: Realm): void {
-  for (const handle of [realm.entry, realm.namespace, realm.module, realm.context]) {
+  for (const handle of [realm.entry, realm.modules.link, realm.modules.plugin, realm.context]) {
     try {
       handle?.release();
     } catch {

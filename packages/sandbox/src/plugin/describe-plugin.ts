@@ -4,7 +4,7 @@
 import { AirlockError, defineTool, didYouMean, ToolRegistry, type JsonSchema } from '@airlock/core';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import type { PluginSpec } from '../isolate/protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { ruleMistakes } from './rule-mistakes.js';

@@ -2,7 +2,7 @@
 // sentence an author can act on, attributed to the module file (with line and column
 // where V8 gave them). Runs on the host: the isolate only says what went wrong.
 import { isBuiltin } from 'node:module';
-import type { SandboxFailureCode } from '../isolate/protocol.js';
+import type { SandboxFailureCode } from '../worker/worker-protocol.js';
 
 const GUIDE = 'see docs/plugins.md';
 

@@ -1,4 +1,4 @@
-import type { PluginSpec } from '../isolate/protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { PluginToolDescriptor } from './describe-plugin.js';
 
@@ -8,6 +8,8 @@ export interface PluginInfo {
   readonly dir: string;
   readonly manifest: PluginManifest;
   readonly tools: readonly PluginToolDescriptor[];
+  /** What the operator should know though the plugin loaded (e.g. a secret the host does not supply), each naming its file. */
+  readonly warnings?: readonly string[];
 }
 
 /** A plugin that passed every check, as the sandbox holds it: with its module, ready to run. */
@@ -17,5 +19,5 @@ export interface LoadedPlugin extends PluginInfo {
 
 /** The public view of a loaded plugin: the module source and internal spec stay inside. */
 export function pluginInfo(plugin: LoadedPlugin): PluginInfo {
-  return { name: plugin.name, dir: plugin.dir, manifest: plugin.manifest, tools: plugin.tools };
+  return { name: plugin.name, dir: plugin.dir, manifest: plugin.manifest, tools: plugin.tools, warnings: plugin.warnings ?? [] };
 }

@@ -5,8 +5,9 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
 import { describeIssue, manifestSchema, type PluginManifest } from '../manifest/manifest-schema.js';
-import type { PluginSpec } from '../isolate/protocol.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
 import { expandGrants } from '../capabilities/standard-capabilities.js';
+import { uncoveredSecretOrigins } from '../capabilities/secret-origins.js';
 
 export const MANIFEST_FILE = 'airlock.plugin.json';
 const MAX_MODULE_BYTES = 8 * 1024 * 1024;
@@ -55,6 +56,7 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     const list = offered.size === 0 ? 'it offers none' : `it offers ${[...offered].sort().join(', ')}`;
     problems.push(`${manifestPath}: capabilities.${index} names "${(manifest.capabilities ?? [])[index] ?? ''}", which this host does not offer (${list})`);
   }
+  for (const problem of uncoveredSecretOrigins(manifest)) problems.push(`${manifestPath}: ${problem}`);
   if (problems.length > 0) return done(manifest);
 
   const source = await readModule(dir, manifest.module, problems);

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { onAbort } from '@airlock/core';
-import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../isolate/protocol.js';
+import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
 import { decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type Offer, type RemoteTask, type ToExecutor } from './wire.js';

@@ -14,7 +14,7 @@
 // A call runs only after its "go", which the host sends to exactly one executor that
 // accepted it: a late or lost accept can never make a second executor run it.
 import { createHash } from 'node:crypto';
-import type { PluginSpec, SandboxOutcome } from '../isolate/protocol.js';
+import type { PluginSpec, SandboxOutcome } from '../worker/worker-protocol.js';
 
 export const DEFAULT_SUBJECT_PREFIX = 'airlock';
 /** Every executor of a fleet joins this queue group, so NATS hands each offer to one of them. */

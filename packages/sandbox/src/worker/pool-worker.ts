@@ -1,39 +1,45 @@
 // The Piscina task file: each worker thread keeps its own isolates and answers
 // every task with an outcome, never a throw (a throw would read as a crash).
 import { IsolateRunner } from '../isolate/isolate-runner.js';
-import type { MessagePort } from 'node:worker_threads';
-import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from '../isolate/protocol.js';
-import { NO_USAGE } from '../isolate/protocol.js';
+import { workerData, type MessagePort } from 'node:worker_threads';
+import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
+import { NO_USAGE } from './worker-protocol.js';
+import { PendingRequests } from '../rpc/pending-requests.js';
 
 const runner = new IsolateRunner();
+/** The pool's shared start clocks (InProcessHost passes them as workerData). */
+const clocks = (workerData as { clocks?: SharedArrayBuffer } | undefined)?.clocks;
+const clockSlots = clocks === undefined ? undefined : new Float64Array(clocks);
+
+/** Tells the host's backstop the task started (host/task-backstop.ts). */
+function stampStart(clock: PoolTask['clock']): void {
+  if (typeof clock === 'number') {
+    if (clockSlots !== undefined) clockSlots[clock] = Date.now();
+  } else new Float64Array(clock)[0] = Date.now();
+}
 
 /** Capability calls of one task go out on its own port; every unanswered one fails at the end. */
 function overPort(port: MessagePort): { handler: CapabilityHandler; close: () => void } {
-  let next = 1;
-  const waiting = new Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>();
+  const waiting = new PendingRequests<string>();
   port.on('message', (reply: CapabilityReply) => {
-    const waiter = waiting.get(reply.id);
-    waiting.delete(reply.id);
-    if (reply.ok) waiter?.resolve(reply.json);
-    else waiter?.reject(new Error('capability failed'));
+    if (reply.ok) waiting.resolve(reply.id, reply.json);
+    else waiting.fail(reply.id, 'capability failed');
   });
   return {
     handler: (name, json) =>
-      new Promise((resolve, reject) => {
-        const id = next;
-        next += 1;
-        waiting.set(id, { resolve, reject });
+      waiting.request(undefined, (id) => {
         port.postMessage({ id, name, json });
+        return true;
       }),
     close: () => {
-      for (const waiter of waiting.values()) waiter.reject(new Error('the call ended'));
+      waiting.close('the call ended');
       port.close();
     },
   };
 }
 
-export default async function runSandboxTask({ task, capabilityPort, started }: PoolTask): Promise<SandboxOutcome> {
-  new Float64Array(started)[0] = Date.now();
+export default async function runSandboxTask({ task, capabilityPort, clock }: PoolTask): Promise<SandboxOutcome> {
+  stampStart(clock);
   if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault);
   const bridge = capabilityPort === undefined ? undefined : overPort(capabilityPort);
   try {

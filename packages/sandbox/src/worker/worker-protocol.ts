@@ -27,8 +27,8 @@ export type CapabilityReply = { readonly id: number; readonly ok: true; readonly
 export interface PoolTask {
   readonly task: SandboxTask;
   readonly capabilityPort?: import('node:worker_threads').MessagePort;
-  /** One Float64 the worker sets to Date.now() when it starts the task: the host's backstop clock starts there. */
-  readonly started: SharedArrayBuffer;
+  /** Where the worker stamps Date.now() when it starts the task: the host's backstop clock starts there (host/task-backstop.ts). */
+  readonly clock: number | SharedArrayBuffer;
 }
 
 /** Answers a capability call of the running task; rejects (with no detail for the plugin) on failure. */
@@ -48,7 +48,7 @@ export type SandboxTask =
  */
 export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate' | 'hang-worker';
 
-/** Codes a sandboxed call can end with, beyond success. */
+/** Codes a sandboxed call can end with, beyond success (ABORTED_BEFORE_DISPATCH: cancelled while queued for a worker). */
 export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED' | 'ABORTED_BEFORE_DISPATCH';
 
 export interface Usage {
@@ -64,8 +64,17 @@ export interface CallLogs {
   readonly dropped: number;
 }
 
+/** What a call leaves besides its answer: its plugin's log, and every capability request it made (refused ones too). */
+interface CallTraces {
+  readonly logs?: CallLogs;
+  readonly capabilityRequests?: number;
+}
+
 export type SandboxOutcome =
-  | { readonly ok: true; readonly json: string; readonly usage: Usage; readonly logs?: CallLogs }
-  | { readonly ok: false; readonly code: SandboxFailureCode; readonly message: string; readonly usage: Usage; readonly logs?: CallLogs };
+  | ({ readonly ok: true; readonly json: string; readonly usage: Usage } & CallTraces)
+  | ({ readonly ok: false; readonly code: SandboxFailureCode; readonly message: string; readonly usage: Usage } & CallTraces);
 
 export const NO_USAGE: Usage = Object.freeze({ cpuMs: 0, wallMs: 0, bytesIn: 0, bytesOut: 0 });
+
+/** The answer to a task cancelled before any worker started it: no plugin code of it ran. */
+export const NOT_DISPATCHED: SandboxOutcome = Object.freeze({ ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: 'cancelled while waiting for a sandbox worker', usage: NO_USAGE });

@@ -20,7 +20,20 @@ export interface FairShareOptions {
   readonly placements: readonly number[];
   /** Weight of a tenant (default 1): under contention, shares are proportional to weights. */
   readonly weightOf: (tenant: string) => number;
+  /**
+   * How long a tenant's thread stays claimed after its last call ended with none queued
+   * (default CLAIM_MS): meanwhile a tenant that already runs calls may not take it.
+   */
+  readonly claimMs?: number;
 }
+
+/**
+ * A tenant that calls one call at a time leaves its thread for a moment between calls; a
+ * hog with calls queued would take it at once, and the light tenant's next call would then
+ * run on the reserve beside two of the hog's, sharing a core. Held this briefly, the thread
+ * is there for its next call; a tenant that really left costs the others at most this long.
+ */
+export const CLAIM_MS = 10;
 
 /** One queued call. */
 interface Waiter {
@@ -49,10 +62,15 @@ export class FairShare {
   readonly #runningAt: number[];
   #running = 0;
   #served = 0;
+  /** Tenants whose last call just ended with none queued, and until when their thread is claimed. */
+  readonly #claims = new Map<string, number>();
+  #claimTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #claimMs: number;
 
   constructor(options: FairShareOptions) {
     this.#options = options;
     this.#runningAt = options.placements.map(() => 0);
+    this.#claimMs = options.claimMs ?? CLAIM_MS;
   }
 
   /** Calls running now, in all placements. */
@@ -64,6 +82,9 @@ export class FairShare {
   acquire(tenant: string, placement: number, signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) return Promise.reject(notDispatched());
     const state = this.#tenant(tenant);
+    // Nobody waits and there is room: start now, with no queue entry and no abort listener
+    // (this is the path of every call on a pool that is not full).
+    if (this.#waiting.size === 0 && this.#mayStart(state, placement)) return Promise.resolve(this.#start(state, placement));
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { tenant: state, placement, admit: resolve, refuse: reject, unwatch: () => undefined };
       state.queue.push(waiter);
@@ -96,13 +117,9 @@ export class FairShare {
    * longest ago) among those whose next call may start now.
    */
   #pick(): TenantState | undefined {
-    const { threads, reserveThreads, placements } = this.#options;
     let best: TenantState | undefined;
     for (const state of this.#waiting) {
-      const head = state.queue[0] as Waiter;
-      if ((this.#runningAt[head.placement] as number) >= (placements[head.placement] as number)) continue;
-      const room = this.#running < threads || (state.running === 0 && this.#running < threads + reserveThreads);
-      if (!room) continue;
+      if (!this.#mayStart(state, (state.queue[0] as Waiter).placement)) continue;
       if (best === undefined) {
         best = state;
         continue;
@@ -114,26 +131,68 @@ export class FairShare {
     return best;
   }
 
+  /**
+   * Whether a call of this tenant may start in this placement now. A tenant with nothing
+   * running may use the reserve; one with calls running may not take a thread another
+   * tenant claims (see CLAIM_MS).
+   */
+  #mayStart(state: TenantState, placement: number): boolean {
+    const { threads, reserveThreads, placements } = this.#options;
+    if ((this.#runningAt[placement] as number) >= (placements[placement] as number)) return false;
+    if (state.running === 0) return this.#running < threads + reserveThreads;
+    const claimedByOthers = this.#claims.size - (this.#claims.has(state.name) ? 1 : 0);
+    return this.#running + claimedByOthers < threads;
+  }
+
+  /** The tenant's last call ended and none is queued: its thread stays claimed a moment. */
+  #claim(state: TenantState): void {
+    if (this.#claimMs <= 0) return;
+    this.#claims.set(state.name, performance.now() + this.#claimMs);
+    this.#claimTimer ??= setTimeout(() => this.#expireClaims(), this.#claimMs);
+    this.#claimTimer.unref?.();
+  }
+
+  #expireClaims(): void {
+    this.#claimTimer = undefined;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [tenant, until] of this.#claims) {
+      if (until <= now) this.#claims.delete(tenant);
+      else next = Math.min(next, until);
+    }
+    if (next !== Infinity) this.#claimTimer = setTimeout(() => this.#expireClaims(), Math.max(1, next - now));
+    this.#pump();
+  }
+
   #admit(waiter: Waiter): void {
     const state = waiter.tenant;
     state.queue.shift();
     if (state.queue.length === 0) this.#waiting.delete(state);
     waiter.unwatch();
+    waiter.admit(this.#start(state, waiter.placement));
+  }
+
+  /** Counts a call as running; the function it returns frees its thread (once). */
+  #start(state: TenantState, placement: number): () => void {
+    this.#claims.delete(state.name);
     state.running += 1;
     state.lastServed = this.#served;
     this.#served += 1;
     this.#running += 1;
-    this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) + 1;
+    this.#runningAt[placement] = (this.#runningAt[placement] as number) + 1;
     let released = false;
-    waiter.admit(() => {
+    return () => {
       if (released) return;
       released = true;
       state.running -= 1;
       this.#running -= 1;
-      this.#runningAt[waiter.placement] = (this.#runningAt[waiter.placement] as number) - 1;
-      if (state.running === 0 && state.queue.length === 0) this.#tenants.delete(state.name);
+      this.#runningAt[placement] = (this.#runningAt[placement] as number) - 1;
+      if (state.running === 0 && state.queue.length === 0) {
+        this.#tenants.delete(state.name);
+        this.#claim(state);
+      }
       this.#pump();
-    });
+    };
   }
 
   /** A call cancelled while queued: out of the queue, answered as never dispatched. */

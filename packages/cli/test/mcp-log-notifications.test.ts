@@ -1,0 +1,42 @@
+// A call's plugin log as MCP logging notifications: the plugin's order, MCP's level names,
+// the session's floor, and the dropped-lines count; anything malformed in the metadata is skipped.
+import type { ToolResult } from '@airlock/core';
+import { describe, expect, it } from 'vitest';
+import { callLogNotifications } from '../src/support/mcp-server.js';
+
+function result(logs: unknown, logsDropped?: number): ToolResult {
+  return { callId: '7', name: 'notes', isError: false, value: null, content: 'null', durationMs: 1, metadata: { logs, ...(logsDropped === undefined ? {} : { logsDropped }) } } as unknown as ToolResult;
+}
+
+describe('callLogNotifications', () => {
+  const lines = [
+    { level: 'debug', message: 'a' },
+    { level: 'warn', message: 'b' },
+    { level: 'loud', message: 'not a level' },
+    { level: 'info', message: 42 },
+    null,
+    { level: 'error', message: 'c' },
+    { level: 'info', message: 'd' },
+  ];
+
+  it('keeps the order, maps warn to warning, and skips what is not a line', () => {
+    expect(callLogNotifications(result(lines), 'debug').map((notification) => notification.params)).toEqual([
+      { level: 'debug', logger: 'notes', data: 'a' },
+      { level: 'warning', logger: 'notes', data: 'b' },
+      { level: 'error', logger: 'notes', data: 'c' },
+      { level: 'info', logger: 'notes', data: 'd' },
+    ]);
+  });
+
+  it('sends nothing below the session\'s level, and says how many lines the bound dropped', () => {
+    const sent = callLogNotifications(result(lines, 12), 'warning');
+    expect(sent.every((notification) => notification.method === 'notifications/message')).toBe(true);
+    expect(sent.map((notification) => notification.params)).toEqual([
+      { level: 'warning', logger: 'notes', data: 'b' },
+      { level: 'error', logger: 'notes', data: 'c' },
+      { level: 'warning', logger: 'notes', data: '12 more log lines dropped (the per-call bound)' },
+    ]);
+    expect(callLogNotifications(result(lines, 12), 'critical')).toEqual([]);
+    expect(callLogNotifications(result(undefined), 'debug')).toEqual([]);
+  });
+});

@@ -1,0 +1,60 @@
+// Where a task's realm comes from and where it goes after: the tenant's warm realm (lent to
+// one task at a time), the spare built ahead of the next fresh call while nobody waits, or a
+// new one. A realm a task left unhealthy is released, never lent again.
+import type ivm from './ivm.js';
+import type { IsolateSlot } from './isolate-slots.js';
+import { compileRealmGlobals } from './install-realm-globals.js';
+import type { PluginSpec } from '../worker/worker-protocol.js';
+import { buildRealm, compileBootstrap, releaseRealm, type Realm } from './realm.js';
+
+export class RealmSupply {
+  /** The Reference every realm's bootstrap keeps: the host end of the call registry. */
+  readonly #host: ivm.Reference;
+  /** V8's code cache for plugin modules, shared by every isolate of this thread. */
+  readonly #codeCache = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
+
+  constructor(host: ivm.Reference) {
+    this.#host = host;
+  }
+
+  /** The realm for the next task in this slot: the warm one if asked for, else the spare, else a new one. */
+  take(slot: IsolateSlot, plugin: PluginSpec, warm: boolean): Realm {
+    return (warm ? takeWarm(slot) : undefined) ?? takeSpare(slot) ?? this.#build(slot, plugin);
+  }
+
+  /** After its task: a warm realm the task left healthy goes back to its slot; any other is released. */
+  giveBack(slot: IsolateSlot, realm: Realm, keepWarm: boolean): void {
+    if (keepWarm) slot.warm = realm;
+    else releaseRealm(realm);
+  }
+
+  /** Builds the next call's fresh realm while nobody waits; a failure just means none is ready. */
+  prepareSpare(slot: IsolateSlot, plugin: PluginSpec): void {
+    if (slot.spare !== undefined || slot.isolate.isDisposed) return;
+    try {
+      slot.spare = this.#build(slot, plugin);
+    } catch {
+      slot.spare = undefined;
+    }
+  }
+
+  #build(slot: IsolateSlot, plugin: PluginSpec): Realm {
+    slot.bootstrap ??= compileBootstrap(slot.isolate, plugin);
+    slot.realmGlobals ??= compileRealmGlobals(slot.isolate);
+    return buildRealm(slot.isolate, slot.bootstrap, slot.realmGlobals, plugin, this.#host, this.#codeCache);
+  }
+}
+
+/** A spare realm serves exactly one call: taking it empties the slot. */
+function takeSpare(slot: IsolateSlot): Realm | undefined {
+  const spare = slot.spare;
+  slot.spare = undefined;
+  return spare;
+}
+
+/** The warm realm is lent to one task at a time and put back only if that task left it healthy. */
+function takeWarm(slot: IsolateSlot): Realm | undefined {
+  const warm = slot.warm;
+  slot.warm = undefined;
+  return warm;
+}

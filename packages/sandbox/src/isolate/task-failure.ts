@@ -1,0 +1,65 @@
+// What a task that ended without its realm's own answer is told, and what it used: a limit
+// it hit, a module that failed to load, a heap that outgrew its limit, a sandbox failure.
+// Host messages are cut short and lose their stacks: no host path reaches a plugin or a model.
+import type ivm from './ivm.js';
+import type { SandboxFailureCode, SandboxOutcome, Usage } from '../worker/worker-protocol.js';
+import type { PluginLoadFailure } from './realm.js';
+import type { Budget, Watchdog } from './watchdog.js';
+
+const MIB = 1024 * 1024;
+/**
+ * After a call, a heap past twice its limit (plus room for V8's young generation, which
+ * isolated-vm's limit does not count) means the limit was outrun, not approached.
+ */
+const HEAP_OVERSHOOT_FACTOR = 2;
+const HEAP_OVERSHOOT_SLACK_BYTES = 16 * MIB;
+
+export function usageOf(watchdog: Watchdog, bytesIn: number, bytesOut: number): Usage {
+  const cpu = watchdog.cpuMs();
+  return { cpuMs: cpu < 0 ? -1 : round(cpu), wallMs: round(watchdog.wallMs()), bytesIn, bytesOut };
+}
+
+/**
+ * The isolate is idle after a task, so this read is cheap (a few µs) and cannot wait on a
+ * lock. V8 can outgrow isolated-vm's limit without a collection noticing (flattening a huge
+ * rope string, for one): such a task ends as MEMORY_LIMIT (with this message), and its isolate goes.
+ */
+export function heapOvershoot(isolate: ivm.Isolate, memoryMb: number): string | undefined {
+  const heap = isolate.getHeapStatisticsSync();
+  const heapBytes = heap.used_heap_size + heap.externally_allocated_size;
+  if (heapBytes <= HEAP_OVERSHOOT_FACTOR * memoryMb * MIB + HEAP_OVERSHOOT_SLACK_BYTES) return undefined;
+  return `exceeded its memory limit (${Math.round(heapBytes / MIB)} MiB of ${memoryMb} MiB)`;
+}
+
+/** Compile and load errors (a SyntaxError, a bad import) are the plugin's own; host stacks are not. */
+export function loadFailure(error: PluginLoadFailure, usage: Usage): SandboxOutcome {
+  return { ok: false, code: 'TOOL_ERROR', message: `the plugin module failed to load: ${error.message.replace(/\s+at .*$/gms, '').slice(0, 500)}`, usage };
+}
+
+/** A task the watchdog killed, or whose sandbox failed under it: the code the host decided. */
+export function killedOutcome(code: SandboxFailureCode, error: unknown, budget: Budget, usage: Usage): SandboxOutcome {
+  return { ok: false, code, message: code === 'SANDBOX_CRASH' ? `the sandbox failed: ${hostMessage(error)}` : describeLimit(code, budget), usage };
+}
+
+function describeLimit(code: SandboxFailureCode, budget: Budget): string {
+  switch (code) {
+    case 'CPU_LIMIT':
+      return `used more than ${budget.cpuMs} ms of CPU time`;
+    case 'TIMEOUT':
+      return `did not finish within ${budget.timeoutMs} ms`;
+    case 'MEMORY_LIMIT':
+      return 'exceeded its memory limit';
+    case 'ABORTED':
+      return 'cancelled while running';
+    default:
+      return 'the sandbox failed';
+  }
+}
+
+function hostMessage(error: unknown): string {
+  return error instanceof Error ? error.message.replace(/\s+at .*$/gms, '').slice(0, 200) : 'unknown failure';
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,3 @@
+// The tenant of a call that names none (and of work no tenant owns, such as loading a plugin):
+// one name, so such calls share isolates with each other and with no named tenant.
+export const DEFAULT_TENANT = 'default';

@@ -1,0 +1,105 @@
+// A sandboxed call cancelled while it still waits (at the tenant gate for a thread, or in the
+// pool for a worker) never started: it is ABORTED_BEFORE_DISPATCH, in both sandbox modes, and
+// the sandbox keeps serving. Each wait is held open by a signal, never by a sleep: a call that
+// holds the only thread is known to be running when its capability request reaches the host.
+import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
+import { createSandbox, type Capability, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { rm } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pluginFolder } from './support/plugin-harness.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+interface Setup {
+  readonly sandbox: Sandbox;
+  readonly engine: Engine;
+  /** Resolves when the named call's body is running in a worker (it asked the host for kv.slow). */
+  readonly running: (callId: string) => Promise<void>;
+  /** Resolves when the named call entered the execute stage (it may still be queued). */
+  readonly entered: (callId: string) => Promise<void>;
+}
+
+async function setup(options: SandboxOptions): Promise<Setup> {
+  const runningWaiters = new Map<string, () => void>();
+  const enteredWaiters = new Map<string, () => void>();
+  const waitFor = (waiters: Map<string, () => void>, callId: string): Promise<void> => new Promise((resolve) => waiters.set(callId, resolve));
+  const capabilities: Record<string, Capability> = {
+    // Never answers: the call holds its worker until it is cancelled.
+    'kv.slow': (_argument, context) => {
+      runningWaiters.get(context.callId)?.();
+      return new Promise(() => undefined);
+    },
+  };
+  const dir = await pluginFolder('plugins/capabilities.js', { name: 'caps', capabilities: ['kv.slow'], limits: { timeoutMs: 20_000, cpuMs: 1000 } });
+  const sandbox = createSandbox({ ...options, capabilities });
+  cleanups.push(async () => {
+    await sandbox.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  await sandbox.loadPlugins([dir]);
+  const engine = createEngine({
+    tools: sandbox.tools(),
+    policy: { default: 'allow' },
+    observers: { onStage: ({ callId, stage }) => stage === 'execute' && enteredWaiters.get(callId)?.() },
+  });
+  return { sandbox, engine, running: (callId) => waitFor(runningWaiters, callId), entered: (callId) => waitFor(enteredWaiters, callId) };
+}
+
+const call = (id: string, name = 'waiting'): ToolCallRequest => ({ id, name, arguments: '{}' });
+const code = (result: ToolResult | undefined): string => (result === undefined ? 'missing' : result.isError ? (result as ToolFailure).error.code : 'ok');
+
+/** A tenant whose shard differs from the given one's. */
+function tenantBeside(sandbox: Sandbox, other: string): string {
+  for (let i = 0; ; i += 1) if (sandbox.shardOf(`t${i}`) !== sandbox.shardOf(other)) return `t${i}`;
+}
+
+for (const mode of ['process', 'in-process'] as const) {
+  describe(`cancelled before dispatch (${mode} mode)`, () => {
+    it('a call cancelled while queued at the tenant gate is ABORTED_BEFORE_DISPATCH; the running one is ABORTED', async () => {
+      // One thread, no reserve: while `holder` runs, `queued` waits at the gate.
+      const { engine, running, entered } = await setup({ mode, threads: 1, fairShare: { reserveThreads: 0 }, ...(mode === 'process' ? { processes: 1 } : {}) });
+      const controller = new AbortController();
+      const holderRuns = running('holder');
+      const holder = engine.run([call('holder')], { tenant: 't', signal: controller.signal });
+      await holderRuns;
+      const queuedEntered = entered('queued');
+      const queued = engine.run([call('queued')], { tenant: 't', signal: controller.signal });
+      await queuedEntered;
+      controller.abort();
+      const [queuedResult] = await queued;
+      expect(code(queuedResult)).toBe('ABORTED_BEFORE_DISPATCH');
+      expect((queuedResult as ToolFailure).error.message).toMatch(/before it started/);
+      expect(code((await holder)[0])).toBe('ABORTED');
+      expect(code((await engine.run([call('after', 'probe')], { tenant: 't' }))[0])).toBe('ok');
+    });
+
+    it('a call cancelled while queued in the pool for a worker is ABORTED_BEFORE_DISPATCH', async () => {
+      // In process mode the pool is a shard whose process has not started yet (plugins loaded on
+      // another); in-process, the pool's only worker is held and a second one is still starting.
+      const { sandbox, engine, running, entered } = await setup(mode === 'process' ? { mode, threads: 1, processes: 2 } : { mode, threads: 1 });
+      const tenant = mode === 'process' ? tenantBeside(sandbox, 'default') : 'b';
+      const holder = new AbortController();
+      let held: Promise<ToolResult[]> | undefined;
+      if (mode === 'in-process') {
+        const holderRuns = running('holder');
+        held = engine.run([call('holder')], { tenant: 'a', signal: holder.signal });
+        await holderRuns;
+      }
+      const controller = new AbortController();
+      const queuedEntered = entered('queued');
+      const queued = engine.run([call('queued')], { tenant, signal: controller.signal });
+      await queuedEntered;
+      // Admission grants this call a thread (the reserve, or its own shard's) within microtasks;
+      // by the next turn of the event loop it waits in the pool, whose worker is not ready.
+      await new Promise((resolve) => setImmediate(resolve));
+      controller.abort();
+      expect(code((await queued)[0])).toBe('ABORTED_BEFORE_DISPATCH');
+      holder.abort();
+      if (held !== undefined) expect(code((await held)[0])).toBe('ABORTED');
+      expect(code((await engine.run([call('after', 'probe')], { tenant }))[0])).toBe('ok');
+    });
+  });
+}
