@@ -3,6 +3,7 @@
 import { didYouMean } from '@airlock/core';
 import { readFileSync } from 'node:fs';
 import { CHECK_HELP, checkCommand } from './commands/check.js';
+import { EXECUTOR_HELP, executorCommand } from './commands/executor.js';
 import { RUN_HELP, runCommand } from './commands/run.js';
 import { SCHEMAS_HELP, schemasCommand } from './commands/schemas.js';
 import { SERVE_HELP, serveCommand } from './commands/serve.js';
@@ -15,6 +16,7 @@ const COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<number>>> = 
   schemas: schemasCommand,
   check: checkCommand,
   serve: serveCommand,
+  executor: executorCommand,
   // Loaded on demand: the benchmark pulls in isolated-vm and Piscina for its raw baselines.
   bench: async (argv) => (await import('./commands/bench.js')).benchCommand(argv),
 };
@@ -25,6 +27,7 @@ const HELP: Readonly<Record<string, () => Promise<string>>> = {
   schemas: async () => SCHEMAS_HELP,
   check: async () => CHECK_HELP,
   serve: async () => SERVE_HELP,
+  executor: async () => EXECUTOR_HELP,
   bench: async () => (await import('./commands/bench.js')).BENCH_HELP,
 };
 
@@ -38,6 +41,7 @@ Commands:
   check <plugin>...    validate plugins and their manifests, reporting every problem
   bench                measure scheduler and sandbox throughput and latency
   serve                serve the plugins' tools over MCP (stdio, or Streamable HTTP with --http)
+  executor             serve sandboxed calls for run/serve --executors, over a NATS server
 
 Options:
   -h, --help           show help (also: airlock <command> --help)

@@ -1,6 +1,10 @@
 // The public API of @airlock/sandbox: everything a user may import is named here.
 
 export { createSandbox } from './sandbox.js';
+export { createRemoteSandbox } from './remote/remote-sandbox.js';
+export type { RemoteSandboxOptions } from './remote/remote-sandbox.js';
+export { startExecutor } from './remote/executor.js';
+export type { Executor, ExecutorOptions, ExecutorPlugin } from './remote/executor.js';
 export type { PluginReport, Sandbox, SandboxOptions } from './sandbox.js';
 export type { FairShareSettings, QuarantineSettings } from './tenancy-options.js';
 export { SandboxError } from './errors/sandbox-error.js';

@@ -119,7 +119,12 @@ export interface SandboxInternals {
 }
 export const sandboxInternals = new WeakMap<Sandbox, SandboxInternals>();
 
-export function openSandbox(options: SandboxOptions, testing: TestingHooks): Sandbox {
+/** Runs the sandbox's tasks somewhere else (remote executors, remote/remote-sandbox.ts) instead of local processes. */
+export interface HostOverride {
+  readonly host: SandboxHost;
+}
+
+export function openSandbox(options: SandboxOptions, testing: TestingHooks, override?: HostOverride): Sandbox {
   checkSandboxOptions(options);
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
   const threads = options.threads ?? Math.max(2, availableParallelism());
@@ -135,10 +140,11 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
   const inProcess = options.mode === 'in-process';
   // The pool holds the reserve threads too; admission decides who may use them.
   const pool = { threads: threads + tenancy.reserveThreads };
-  const quarantine = inProcess ? undefined : new CrashQuarantine(tenancy.quarantine);
+  // Remote executors keep their own quarantine, next to the processes that crash.
+  const quarantine = inProcess || override !== undefined ? undefined : new CrashQuarantine(tenancy.quarantine);
   const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };
   const sharded = quarantine === undefined ? undefined : new ShardedHost({ ...pool, ...memory, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT });
-  const host: SandboxHost = sharded ?? new InProcessHost(pool);
+  const host: SandboxHost = override?.host ?? sharded ?? new InProcessHost(pool);
   const admission = new Admission({
     threads,
     reserveThreads: tenancy.reserveThreads,
@@ -202,7 +208,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
     },
     policyRules: () => loaded.flatMap(pluginPolicyRules),
     preSchedule: (calls, turn) => (classifierCache ??= classifyInSandbox(loaded, host, verdicts, admission))(calls, turn),
-    shardOf: (tenant) => (inProcess ? 0 : shardOf(tenant, tenancy.processes)),
+    shardOf: (tenant) => (sharded === undefined ? 0 : shardOf(tenant, tenancy.processes)),
     async close() {
       closed = true;
       await host.close();

@@ -14,6 +14,7 @@ import { CAPABILITY_NAME, CAPABILITY_PLUGIN, capabilityArgs, directContext, host
 import { benchTenancy } from './tenancy.js';
 import { benchCodeMode } from './code-mode.js';
 import { benchKills } from './kills.js';
+import { benchRemote } from './remote.js';
 
 export interface SuiteOptions {
   /** Smaller iteration counts, for CI smoke runs. */
@@ -216,5 +217,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
 
   // 5. Hard limits: how late a kill is answered, and the call after it.
   await benchKills(options.quick, emit, progress);
+
+  // 6. Remote executors over NATS against the local sandbox (skipped without nats-server).
+  await benchRemote(options.quick, emit, progress);
   return metrics;
 }

@@ -10,6 +10,7 @@ import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '..
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { DEFAULT_TENANT, workspaceFolder, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { openEngine } from '../support/open-engine.js';
+import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
 import { plural } from '../support/plural.js';
@@ -42,6 +43,7 @@ Options:
   --capabilities <m>  an ES module whose default export names host functions plugins may be
                       granted ({ "kv.get": (arg, ctx) => ... }); your code, run in this process
 ${HOST_CAPABILITY_HELP}
+${EXECUTORS_HELP}
 ${DEBUG_HELP}
   -h, --help          show this help
 
@@ -77,6 +79,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     capabilities: { type: 'string' },
     'code-mode': { type: 'boolean' },
     ...HOST_CAPABILITY_FLAGS,
+    ...EXECUTORS_FLAG,
     debug: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   } }));
@@ -141,7 +144,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
   };
   const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
-  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode });
+  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors: values.executors });
   const interrupt = onInterrupt();
   let results: ToolResult[];
   let gaveUp = false;

@@ -15,6 +15,7 @@ import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { openSandbox } from '../support/open-engine.js';
+import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
@@ -48,6 +49,7 @@ Options:
                       the plugins' tools, each call through the permission gate (docs/code-mode.md)
   --capabilities <m>  an ES module whose default export names host functions plugins may be granted
 ${HOST_CAPABILITY_HELP}
+${EXECUTORS_HELP}
 ${DEBUG_HELP}
   -h, --help          show this help
 
@@ -77,6 +79,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'code-mode': { type: 'boolean' },
     capabilities: { type: 'string' },
     ...HOST_CAPABILITY_FLAGS,
+    ...EXECUTORS_FLAG,
     debug: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   } }));
@@ -102,7 +105,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
   if ((values.plugins ?? []).length === 0) throw new UsageError('--plugins <dir> is required (see "airlock serve --help")');
 
-  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values));
+  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values), values.executors);
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const registry = new ToolRegistry(sandbox.tools());
   const onError = debugOnError(debugEnabled(values.debug));

@@ -1,7 +1,7 @@
 // Glue: a sandbox with the given plugins, and an engine whose policy is the plugins'
 // manifests. Plugin faults become one-line usage errors naming the manifest path.
 import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
-import { createCodeMode, createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
+import { createCodeMode, createRemoteSandbox, createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { asFlagMessage } from './host-capabilities.js';
 import { visible } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
@@ -12,12 +12,15 @@ export interface OpenEngine {
   close(): Promise<void>;
 }
 
-export async function openSandbox(pluginPaths: readonly string[], capabilities: Record<string, Capability> | undefined, standard: StandardCapabilityOptions = {}): Promise<Sandbox> {
+export async function openSandbox(pluginPaths: readonly string[], capabilities: Record<string, Capability> | undefined, standard: StandardCapabilityOptions = {}, executors?: string): Promise<Sandbox> {
   if (pluginPaths.length === 0) throw new UsageError('--plugins <dir> is required (a plugin folder or a folder of plugin folders)');
   let sandbox: Sandbox;
   try {
-    sandbox = createSandbox({ ...standard, ...(capabilities === undefined ? {} : { capabilities }) });
+    const options = { ...standard, ...(capabilities === undefined ? {} : { capabilities }) };
+    // --executors: the same sandbox, whose plugin code runs on executor processes (connects now, fails fast).
+    sandbox = executors === undefined ? createSandbox(options) : await createRemoteSandbox({ ...options, url: executors });
   } catch (error) {
+    if (SandboxError.isInstance(error) && executors !== undefined) throw new UsageError(error.message.replace(/^options\.url/, '--executors'));
     if (SandboxError.isInstance(error)) throw new UsageError(asFlagMessage(error.message));
     throw error;
   }
@@ -46,10 +49,12 @@ export interface OpenEngineOptions {
    * description declares the tools this tenant may use.
    */
   readonly codeMode?: { readonly tenant: string | undefined } | undefined;
+  /** `--executors <url>`: sandboxed calls go to remote executors through this engine instead of local processes. */
+  readonly executors?: string | undefined;
 }
 
 export async function openEngine(pluginPaths: readonly string[], options: OpenEngineOptions = {}): Promise<OpenEngine> {
-  const sandbox = await openSandbox(pluginPaths, options.capabilities, options.standard);
+  const sandbox = await openSandbox(pluginPaths, options.capabilities, options.standard, options.executors);
   const engine = createEngine({
     tools: sandbox.tools(),
     // Tools come only from plugins, whose manifests speak for them; anything else is denied.

@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'NO_PLUGINS',
   'SNAPSHOT_FLAG_MISSING',
   'SANDBOX_CLOSED',
+  'ENGINE_UNREACHABLE',
   // The command line's bad usage or input (exit 2), thrown by @airlock/cli.
   'INVALID_USAGE',
   // Failures the pipeline contained, never thrown: handed to the onError observer.

@@ -6,7 +6,7 @@ const marker = 'airlock.error.SandboxError';
 const symbol = Symbol.for(marker);
 
 /** The codes of the one catalogue (ERROR_CODES in @airlock/core) a sandbox throws. */
-export type SandboxErrorCode = Extract<ErrorCode, 'INVALID_OPTION' | 'INVALID_PLUGIN' | 'DUPLICATE_TOOL' | 'NO_PLUGINS' | 'SNAPSHOT_FLAG_MISSING' | 'SANDBOX_CLOSED'>;
+export type SandboxErrorCode = Extract<ErrorCode, 'INVALID_OPTION' | 'INVALID_PLUGIN' | 'DUPLICATE_TOOL' | 'NO_PLUGINS' | 'SNAPSHOT_FLAG_MISSING' | 'SANDBOX_CLOSED' | 'ENGINE_UNREACHABLE'>;
 
 export class SandboxError extends AirlockError {
   private readonly [symbol] = true; // read by isInstance

@@ -31,6 +31,9 @@ export function explainLoadFailure(failure: { code: SandboxFailureCode; message:
     case 'TIMEOUT':
     case 'MEMORY_LIMIT':
       return `${at}: loading the module ${text} (${failure.code}); a module's top level should only define its tools`;
+    case 'ABORTED_BEFORE_DISPATCH':
+      // Remote executors: nothing took the load, so nothing about the module is known yet.
+      return `${modulePath}: not loaded: ${text}`;
     default:
       break;
   }

@@ -1,0 +1,46 @@
+// Connects to the engine that carries sandboxed calls between hosts and executors (NATS),
+// with one-line errors for a bad URL and a fast, clear one when the server is unreachable.
+import { connect, type NatsConnection } from 'nats';
+import { SandboxError } from '../errors/sandbox-error.js';
+import { SUBJECT_PREFIX_PATTERN } from './wire.js';
+
+/** How long the first connection may take before the server counts as unreachable. */
+export const CONNECT_TIMEOUT_MS = 2000;
+
+/** Checks a `nats://host:port` URL (several may be given, comma-separated); returns the server list. */
+export function engineServers(url: unknown, path: string): string[] {
+  if (typeof url !== 'string' || url.trim() === '') throw new SandboxError('INVALID_OPTION', `${path} must be a nats:// URL, like nats://127.0.0.1:4222`);
+  const servers = url.split(',').map((part) => part.trim());
+  for (const server of servers) {
+    let parsed: URL;
+    try {
+      parsed = new URL(server);
+    } catch {
+      throw new SandboxError('INVALID_OPTION', `${path}: "${server}" is not a URL (expected nats://host:port)`);
+    }
+    if (parsed.protocol === 'redis:' || parsed.protocol === 'rediss:') {
+      throw new SandboxError('INVALID_OPTION', `${path}: executors are reached over NATS, not Redis (see docs/architecture.md, "Remote executors"); give a nats:// URL`);
+    }
+    if (parsed.protocol !== 'nats:' && parsed.protocol !== 'tls:') throw new SandboxError('INVALID_OPTION', `${path}: "${server}" must start with nats:// (or tls://)`);
+    if (parsed.hostname === '') throw new SandboxError('INVALID_OPTION', `${path}: "${server}" names no host`);
+  }
+  return servers;
+}
+
+export function checkSubjectPrefix(prefix: unknown, path: string): string {
+  if (typeof prefix !== 'string' || !SUBJECT_PREFIX_PATTERN.test(prefix) || prefix.length > 64) {
+    throw new SandboxError('INVALID_OPTION', `${path} must be dot-separated letters, digits, "-" or "_" (a NATS subject prefix), like "airlock" or "prod.airlock"`);
+  }
+  return prefix;
+}
+
+export async function connectEngine(url: string, path: string, name: string): Promise<NatsConnection> {
+  const servers = engineServers(url, path);
+  try {
+    // Reconnects forever once connected: a NATS restart must not end a long-lived executor or host.
+    return await connect({ servers, name, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  } catch (error) {
+    const why = (error as { code?: string }).code ?? (error as Error).message;
+    throw new SandboxError('ENGINE_UNREACHABLE', `cannot reach the NATS server at ${url} (${why}); start one with "nats-server -a 127.0.0.1 -p 4222" (see README, "Remote executors")`);
+  }
+}

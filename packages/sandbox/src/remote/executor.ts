@@ -1,0 +1,275 @@
+// An executor: a process that serves sandboxed calls from hosts over NATS. It runs the same
+// local sandbox as a host would (supervised child processes, shards, crash quarantine, the
+// same limits), and only plugins it loaded itself from its own disk: a host names a plugin by
+// fingerprint, never sends code to run. Capability requests go back to the host that made
+// the call. SIGTERM-style drain: take no new calls, finish those in flight, then leave.
+import { availableParallelism } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Msg, Subscription } from 'nats';
+import { SandboxError } from '../errors/sandbox-error.js';
+import { CrashQuarantine } from '../host/crash-quarantine.js';
+import { ShardedHost } from '../host/sharded-host.js';
+import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
+import { HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
+import { crossPluginProblems } from '../plugin/cross-plugin-problems.js';
+import { describePlugin } from '../plugin/describe-plugin.js';
+import { discoverPluginFolders } from '../plugin/discover-plugins.js';
+import { DEFAULT_TENANT } from '../plugin/default-tenant.js';
+import { readPluginFolder } from '../plugin/read-plugin-folder.js';
+import { tenancySettings, type QuarantineSettings } from '../tenancy-options.js';
+import { checkSubjectPrefix, connectEngine } from './connect-engine.js';
+import { offerableCapabilities } from './offerable-capabilities.js';
+import { wholeNumber } from './whole-number.js';
+import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, decode, encode, isToken, pluginFingerprint, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
+
+export interface ExecutorOptions {
+  /** The NATS server, like nats://127.0.0.1:4222 (several comma-separated for a cluster). */
+  readonly url: string;
+  /** Plugin folders, or folders of them. Every executor of a fleet should hold the same ones. */
+  readonly plugins: readonly string[];
+  /** The subject prefix shared with the hosts (default "airlock"): one fleet per prefix. */
+  readonly subjectPrefix?: string;
+  /** Calls one tenant may run here at once. Default: available parallelism, at least 2. */
+  readonly slots?: number;
+  /**
+   * Slots on top of `slots` that no single tenant can fill: a tenant may hold at most `slots`
+   * here, so one tenant's flood never occupies every executor. Default 1.
+   */
+  readonly reserveSlots?: number;
+  /** Sandbox processes inside this executor (tenants placed by stable hash). Default 2. */
+  readonly processes?: number;
+  /** OS-level resident-memory ceiling of each sandbox process, in MiB. Default 2048. */
+  readonly processMemoryMb?: number;
+  readonly caps?: Partial<PluginLimits>;
+  readonly quarantine?: QuarantineSettings;
+  /** How long an accepted call waits for its host's "go" before the slot is freed (it then never runs). Default 5000. */
+  readonly reservationMs?: number;
+}
+
+export interface ExecutorPlugin {
+  readonly name: string;
+  readonly dir: string;
+  readonly tools: readonly string[];
+}
+
+export interface Executor {
+  /** Random per process; hosts name it in messages about this executor. */
+  readonly id: string;
+  readonly plugins: readonly ExecutorPlugin[];
+  /** Calls accepted and not yet answered. */
+  inFlight(): number;
+  /** Takes no new calls, finishes those in flight, then disconnects and stops its sandbox. */
+  drain(): Promise<void>;
+  /** Resolves once the executor has stopped (drained, closed, or lost for good). */
+  readonly stopped: Promise<void>;
+}
+
+interface Slot {
+  readonly token: string;
+  readonly tenant: string;
+  readonly replyTo: string;
+  readonly task: RemoteTask;
+  readonly plugin: PluginSpec;
+  /** Set while reserved, cleared by "go". */
+  lapse: ReturnType<typeof setTimeout> | undefined;
+  /** Set once running. */
+  controller: AbortController | undefined;
+}
+
+const DEFAULT_RESERVATION_MS = 5000;
+
+export async function startExecutor(options: ExecutorOptions): Promise<Executor> {
+  const prefix = checkSubjectPrefix(options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX, 'options.subjectPrefix');
+  const slots = wholeNumber(options.slots, Math.max(2, availableParallelism()), 1, 1024, 'options.slots');
+  const reserveSlots = wholeNumber(options.reserveSlots, 1, 0, 1024, 'options.reserveSlots');
+  // Like the local sandbox's reserve thread: the pool holds the reserve too.
+  const capacity = slots + reserveSlots;
+  const reservationMs = wholeNumber(options.reservationMs, DEFAULT_RESERVATION_MS, 100, 600_000, 'options.reservationMs');
+  if (!Array.isArray(options.plugins) || options.plugins.length === 0) throw new SandboxError('INVALID_OPTION', 'options.plugins must list at least one plugin folder');
+  const tenancy = tenancySettings({ processes: options.processes, quarantine: options.quarantine });
+  const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
+  const id = randomBytes(16).toString('hex');
+
+  // Unreachable is the first thing worth knowing: fail before loading anything.
+  const connection = await connectEngine(options.url, 'options.url', `airlock-executor-${id.slice(0, 8)}`);
+  const quarantine = new CrashQuarantine(tenancy.quarantine);
+  const host = new ShardedHost({ threads: capacity, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
+  let plugins: Map<string, { spec: PluginSpec; info: ExecutorPlugin }>;
+  try {
+    plugins = await loadPlugins(host, options.plugins, caps);
+    // Start every shard's sandbox process now, not under the first call placed there.
+    await Promise.all(Array.from({ length: tenancy.processes }, (_, shard) => host.run({ kind: 'ping' }, undefined, undefined, shard)));
+  } catch (error) {
+    await host.close();
+    await connection.close();
+    throw error;
+  }
+
+  const held = new Map<string, Slot>();
+  const perTenant = new Map<string, number>();
+  let draining = false;
+  let resolveStopped: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+  let resolveIdle: (() => void) | undefined;
+
+  // Whether an offer was refused since the last "free" notice: only then is a freed slot news.
+  let refused = false;
+  const release = (slot: Slot): void => {
+    if (!held.delete(slot.token)) return;
+    const left = (perTenant.get(slot.tenant) ?? 1) - 1;
+    if (left === 0) perTenant.delete(slot.tenant);
+    else perTenant.set(slot.tenant, left);
+    if (held.size === 0) resolveIdle?.();
+    if (refused && !draining) {
+      refused = false;
+      try {
+        connection.publish(subjects.free(prefix), encode({ executor: id }));
+      } catch {
+        // Closed: hosts fall back to re-offering on their own timer.
+      }
+    }
+  };
+
+  const tell = (replyTo: string, message: ToHost): void => {
+    try {
+      connection.publish(replyTo, encode(message));
+    } catch {
+      // The connection closed: the host's liveness probe turns the call into SANDBOX_CRASH.
+    }
+  };
+
+  const onOffer = (plugin: PluginSpec) => (message: Msg): void => {
+    const answer = (reply: OfferAnswer): void => void message.respond(encode(reply));
+    const body = decode(message.data);
+    const task = readTask(body?.task);
+    if (body === undefined || !isToken(body.token) || typeof body.replyTo !== 'string' || !body.replyTo.startsWith(`${prefix}.host.`) || task === undefined) return answer({ accepted: false, reason: 'invalid' });
+    if (draining) return answer({ accepted: false, reason: 'draining' });
+    if (held.size >= capacity) return ((refused = true), answer({ accepted: false, reason: 'busy' }));
+    const tenant = task.kind === 'describe' ? DEFAULT_TENANT : task.tenant;
+    // A tenant may hold `slots` here; the reserve stays for other tenants.
+    if ((perTenant.get(tenant) ?? 0) >= slots) return ((refused = true), answer({ accepted: false, reason: 'tenant-busy' }));
+    if (held.has(body.token)) return answer({ accepted: false, reason: 'invalid' });
+    const slot: Slot = { token: body.token, tenant, replyTo: body.replyTo, task, plugin, lapse: undefined, controller: undefined };
+    slot.lapse = setTimeout(() => {
+      // No "go" came: the host took another executor or gave up. The call never ran here.
+      release(slot);
+      tell(slot.replyTo, { type: 'expired', token: slot.token });
+    }, reservationMs);
+    held.set(slot.token, slot);
+    perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
+    answer({ accepted: true, executor: id });
+  };
+
+  const run = async (slot: Slot): Promise<void> => {
+    const controller = new AbortController();
+    slot.controller = controller;
+    const capabilities: CapabilityHandler | undefined = slot.plugin.capabilities.length === 0 ? undefined : async (name, json) => {
+      // Only to this call's own subject on its own host, which answers only while the call runs.
+      const reply = await connection.request(slot.replyTo, encode({ type: 'capability', token: slot.token, name, json } satisfies ToHost), { timeout: slot.plugin.limits.timeoutMs });
+      const answer = decode(reply.data) as CapabilityAnswer | undefined;
+      if (answer?.ok !== true || typeof answer.json !== 'string') throw new Error('refused');
+      return answer.json;
+    };
+    let outcome: SandboxOutcome;
+    try {
+      const task = localTask(slot.task, slot.plugin);
+      const placement = task.kind === 'call' || task.kind === 'classify' ? host.placementOf(task.tenant, slot.plugin.name) : undefined;
+      outcome = await host.run(task, controller.signal, capabilities, placement);
+    } catch {
+      outcome = { ok: false, code: 'SANDBOX_CRASH', message: 'the executor failed to run the call', usage: NO_USAGE };
+    }
+    tell(slot.replyTo, { type: 'result', token: slot.token, outcome });
+    release(slot);
+  };
+
+  const onControl = (message: Msg): void => {
+    const body = decode(message.data);
+    if (body?.type === 'ping') return void message.respond(encode({ ok: true, inFlight: held.size }));
+    if (!isToken(body?.token)) return;
+    const slot = held.get(body.token as string);
+    if (slot === undefined) return;
+    if (body?.type === 'go' && slot.lapse !== undefined) {
+      clearTimeout(slot.lapse);
+      slot.lapse = undefined;
+      void run(slot);
+    } else if (body?.type === 'cancel') {
+      if (slot.controller !== undefined) slot.controller.abort();
+      else {
+        clearTimeout(slot.lapse);
+        release(slot);
+      }
+    }
+  };
+
+  const offerSubscriptions: Subscription[] = [];
+  for (const { spec } of plugins.values()) {
+    const fingerprint = pluginFingerprint(spec);
+    const handle = onOffer(spec);
+    offerSubscriptions.push(
+      connection.subscribe(subjects.offer(prefix, fingerprint), { queue: EXECUTOR_QUEUE, callback: (error, message) => error === null && handle(message) }),
+      connection.subscribe(subjects.direct(prefix, id, fingerprint), { callback: (error, message) => error === null && handle(message) }),
+    );
+  }
+  connection.subscribe(subjects.executor(prefix, id), { callback: (error, message) => error === null && onControl(message) });
+  await connection.flush();
+
+  let finishing: Promise<void> | undefined;
+  const finish = (): Promise<void> => {
+    finishing ??= (async () => {
+      await host.close();
+      if (!connection.isClosed()) await connection.drain().catch(() => undefined);
+      resolveStopped();
+    })();
+    return finishing;
+  };
+  void connection.closed().then(() => finish());
+
+  return {
+    id,
+    plugins: [...plugins.values()].map((plugin) => plugin.info),
+    inFlight: () => held.size,
+    async drain() {
+      if (!draining) {
+        draining = true;
+        // No new offers reach this executor; reserved calls still run if their "go" comes, or lapse.
+        for (const subscription of offerSubscriptions) subscription.unsubscribe();
+        await connection.flush().catch(() => undefined);
+      }
+      if (held.size > 0) await new Promise<void>((resolve) => (resolveIdle = resolve));
+      await finish();
+    },
+    stopped,
+  };
+}
+
+function localTask(task: RemoteTask, plugin: PluginSpec): SandboxTask {
+  switch (task.kind) {
+    case 'describe':
+      return { kind: 'describe', plugin };
+    case 'call':
+      return { kind: 'call', plugin, tenant: task.tenant, tool: task.tool, callId: task.callId, argsJson: task.argsJson };
+    case 'classify':
+      return { kind: 'classify', plugin, tenant: task.tenant, calls: task.calls };
+  }
+}
+
+/** Reads, checks and loads every plugin folder the way a local sandbox does; throws listing every problem. */
+async function loadPlugins(host: ShardedHost, paths: readonly string[], caps: PluginLimits): Promise<Map<string, { spec: PluginSpec; info: ExecutorPlugin }>> {
+  const loaded = new Map<string, { spec: PluginSpec; info: ExecutorPlugin }>();
+  const problems: string[] = [];
+  for (const dir of await discoverPluginFolders(paths)) {
+    // First read for the manifest's grants, then read as a host offering them (see offerable-capabilities.ts).
+    const first = await readPluginFolder(dir, caps, offerableCapabilities([]));
+    const folder = first.manifest === undefined ? first : await readPluginFolder(dir, caps, offerableCapabilities(first.manifest.capabilities ?? []));
+    const found = [...folder.problems];
+    if (folder.manifest !== undefined && folder.spec !== undefined && found.length === 0) {
+      const tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, found);
+      if (found.length === 0) loaded.set(pluginFingerprint(folder.spec), { spec: folder.spec, info: { name: folder.manifest.name, dir, tools: tools.map((tool) => tool.name) } });
+    }
+    problems.push(...found);
+  }
+  if (problems.length > 0) throw new SandboxError('INVALID_PLUGIN', problems[0] as string, problems);
+  const duplicates = crossPluginProblems([...loaded.values()].map(({ info }) => ({ name: info.name, dir: info.dir, tools: [...info.tools] })));
+  if (duplicates.length > 0) throw new SandboxError('DUPLICATE_TOOL', duplicates[0] as string, duplicates);
+  return loaded;
+}

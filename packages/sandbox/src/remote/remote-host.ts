@@ -1,0 +1,378 @@
+// The host side of remote executors: a SandboxHost whose tasks run on executor processes
+// reached over NATS. Each call is offered to the fleet (NATS hands the offer to one executor
+// of the queue group), run only after this host's explicit "go" to the one executor that
+// accepted it, and answered exactly once: by its result, by SANDBOX_CRASH when that executor
+// dies (a liveness probe finds its subscription gone), by a backstop past its deadline, or
+// by ABORTED_BEFORE_DISPATCH when no executor took it (it never ran anywhere).
+import { randomBytes } from 'node:crypto';
+import { ErrorCode, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { onAbort } from '@airlock/core';
+import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
+import type { SandboxHost } from '../host/sandbox-host.js';
+import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
+import { decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
+
+export interface RemoteHostOptions {
+  readonly connection: NatsConnection;
+  /** The server URL, for messages. */
+  readonly url: string;
+  readonly prefix: string;
+  /** How long a call may keep being refused by busy executors before it ends, never run. */
+  readonly dispatchTimeoutMs: number;
+  /** How often an executor running this host's calls is probed. */
+  readonly livenessMs: number;
+}
+
+/** One offer's wait for an answer; a late accept lets the executor's reservation lapse. */
+const OFFER_TIMEOUT_MS = 1000;
+/**
+ * On top of the task's own deadline and the worker backstop, before this host gives up on a
+ * live executor that never answered. An executor that dies is found by the liveness probe
+ * long before; this only bounds an executor that stays up yet loses a call, so it is
+ * generous: an executor starting a sandbox process under load must not be cut short.
+ */
+const REMOTE_GRACE_MS = 10_000;
+/** A liveness probe unanswered this long means the executor is gone (a vanished one fails at once: no responders). */
+const PROBE_TIMEOUT_MS = 3000;
+/** Waiting calls also re-offer on their own, backing off from 5 ms to this, in case a "free" notice is lost. */
+const MAX_BUSY_WAIT_MS = 200;
+/** The line of calls that found an executor full. */
+const FLEET = 'fleet';
+
+interface RemoteCall {
+  readonly token: string;
+  readonly task: SandboxTask & { readonly plugin: PluginSpec };
+  readonly capabilities: CapabilityHandler | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** The executor told to run it ("go" sent), if any. */
+  executor: string | undefined;
+  settled: boolean;
+  backstop: ReturnType<typeof setTimeout> | undefined;
+  /** Set while the call waits in line for a free executor. */
+  wake: ((executor: string | undefined) => void) | undefined;
+  /** The line it waits in, if any. */
+  line: string | undefined;
+  settle(outcome: SandboxOutcome): void;
+}
+
+interface ExecutorWatch {
+  readonly tokens: Set<string>;
+  readonly timer: ReturnType<typeof setInterval>;
+  probing: boolean;
+}
+
+const randomToken = (): string => randomBytes(16).toString('hex');
+const fail = (code: Extract<SandboxOutcome, { ok: false }>['code'], message: string): SandboxOutcome => ({ ok: false, code, message, usage: NO_USAGE });
+const errorCode = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
+
+export class RemoteHost implements SandboxHost {
+  readonly #options: RemoteHostOptions;
+  readonly #id = randomToken();
+  readonly #calls = new Map<string, RemoteCall>();
+  readonly #watches = new Map<string, ExecutorWatch>();
+  readonly #fingerprints = new WeakMap<PluginSpec, string>();
+  readonly #subscriptions: Subscription[];
+  /**
+   * Calls waiting for a slot, in order; only each line's head offers. FLEET holds calls that
+   * found an executor full; `tenant:<id>` those whose tenant held its share where they asked.
+   */
+  readonly #lines = new Map<string, RemoteCall[]>();
+  #closed = false;
+
+  constructor(options: RemoteHostOptions) {
+    this.#options = options;
+    this.#subscriptions = [
+      options.connection.subscribe(subjects.hostCalls(options.prefix, this.#id), { callback: (error, message) => error === null && this.#onMessage(message) }),
+      options.connection.subscribe(subjects.free(options.prefix), { callback: (error, message) => {
+        const executor = error === null ? decode(message.data)?.executor : undefined;
+        // A freed slot wakes each line's head, not a herd of offers.
+        if (isToken(executor)) for (const key of [...this.#lines.keys()]) this.#wakeHead(key, executor);
+      } }),
+    ];
+  }
+
+  run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
+    if (this.#closed) return Promise.resolve(fail('SANDBOX_CRASH', 'the sandbox is closed'));
+    if (task.kind === 'ping') return Promise.resolve({ ok: true, json: 'null', usage: NO_USAGE });
+    if (signal?.aborted) return Promise.resolve(fail('ABORTED_BEFORE_DISPATCH', 'cancelled before it started'));
+    return new Promise<SandboxOutcome>((resolve) => {
+      const call: RemoteCall = {
+        token: randomToken(),
+        task,
+        capabilities,
+        signal,
+        executor: undefined,
+        settled: false,
+        backstop: undefined,
+        wake: undefined,
+        line: undefined,
+        settle: (outcome) => {
+          if (call.settled) return;
+          call.settled = true;
+          call.wake?.(undefined); // out of the line at once, if it waits there
+          this.#calls.delete(call.token);
+          clearTimeout(call.backstop);
+          unwatch?.();
+          if (call.executor !== undefined) this.#unwatch(call.executor, call.token);
+          resolve(outcome);
+        },
+      };
+      this.#calls.set(call.token, call);
+      // Registered after `call` exists; `signal` is not aborted yet, so settle cannot run before this is set.
+      const unwatch = signal === undefined ? undefined : onAbort(signal, () => {
+        // Not yet told to run anywhere: it ends here, never run. Running: the executor aborts it and answers.
+        if (call.executor === undefined) return call.settle(fail('ABORTED_BEFORE_DISPATCH', 'cancelled before it started'));
+        this.#send(call.executor, { type: 'cancel', token: call.token });
+      });
+      void this.#dispatch(call);
+    });
+  }
+
+  processIds(): number[] {
+    return [];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const call of [...this.#calls.values()]) {
+      if (call.executor !== undefined) this.#send(call.executor, { type: 'cancel', token: call.token });
+      call.settle(fail('SANDBOX_CRASH', 'the sandbox was closed'));
+    }
+    for (const subscription of this.#subscriptions) subscription.unsubscribe();
+    for (const watch of this.#watches.values()) clearInterval(watch.timer);
+    this.#watches.clear();
+    if (!this.#options.connection.isClosed()) await this.#options.connection.drain().catch(() => undefined);
+  }
+
+  /**
+   * Offers the call until one executor accepts it, then tells exactly that one to run it. When
+   * executors refuse, calls wait in this host's lines and only each line's head offers
+   * (backing off, and woken at once when a slot frees), so a full fleet costs one offer per
+   * freed slot, not one per waiting call. A call refused because its tenant holds its share
+   * waits in that tenant's own line, so one tenant's cap never holds up another tenant.
+   */
+  async #dispatch(call: RemoteCall): Promise<void> {
+    const { connection, prefix, dispatchTimeoutMs } = this.#options;
+    const fingerprint = this.#fingerprintOf(call.task.plugin);
+    const offer: Offer = { type: 'offer', token: call.token, replyTo: subjects.call(prefix, this.#id, call.token), task: remoteTask(call.task) };
+    const payload = encode(offer);
+    const deadline = performance.now() + dispatchTimeoutMs;
+    let busyWaitMs = 5;
+    const tenantLine = `tenant:${tenantOf(call.task)}`;
+    // Calls already waiting go first: a new call does not overtake a line.
+    let line = this.#waiters(FLEET) > 0 ? FLEET : this.#waiters(tenantLine) > 0 ? tenantLine : undefined;
+    // An executor that just freed a slot: the next offer goes to it alone.
+    let freed: string | undefined;
+    // The last offer timed out (rather than being refused): said in the message if the deadline passes.
+    let unanswered = false;
+    try {
+      while (!call.settled) {
+        if (line !== undefined) {
+          freed = await this.#waitInLine(call, line, busyWaitMs, deadline);
+          if (this.#lines.get(line)?.[0] === call) busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
+          if (call.settled) return;
+        }
+        const left = Math.floor(deadline - performance.now());
+        if (left < 1) {
+          const why = unanswered ? 'offers went unanswered: is the NATS server reachable?' : `every executor serving the ${call.task.plugin.name} plugin was busy`;
+          return call.settle(fail('ABORTED_BEFORE_DISPATCH', `no executor took the call within ${dispatchTimeoutMs} ms (${why}); it was not run`));
+        }
+        const subject = freed === undefined ? subjects.offer(prefix, fingerprint) : subjects.direct(prefix, freed, fingerprint);
+        const direct = freed !== undefined;
+        freed = undefined;
+        let reply: Msg;
+        try {
+          reply = await connection.request(subject, payload, { timeout: Math.min(OFFER_TIMEOUT_MS, left) });
+        } catch (error) {
+          if (call.settled) return;
+          const code = errorCode(error);
+          if (code === ErrorCode.NoResponders && direct) continue; // that executor left (or does not hold this plugin): ask the fleet
+          if (code === ErrorCode.NoResponders) return call.settle(fail('ABORTED_BEFORE_DISPATCH', this.#noExecutorMessage(call.task.plugin.name)));
+          if (code === ErrorCode.Timeout) {
+            unanswered = true;
+            continue; // whoever accepts too late lets its reservation lapse: it never runs
+          }
+          return call.settle(fail('ABORTED_BEFORE_DISPATCH', `could not offer the call to the executors on ${this.#options.url} (${code ?? (error as Error).message}); it was not run`));
+        }
+        if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
+        unanswered = false;
+        const answer = decode(reply.data);
+        if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor);
+        // Full, or this tenant holds its share there: wait in the matching line for a freed slot.
+        line = answer?.reason === 'tenant-busy' ? tenantLine : FLEET;
+      }
+    } finally {
+      this.#leaveLine(call);
+    }
+  }
+
+  #waiters(line: string): number {
+    return this.#lines.get(line)?.length ?? 0;
+  }
+
+  /**
+   * Waits for this call's turn in `line`: the head waits `backoffMs` or until woken (a slot
+   * freed: resolves with that executor); the others until they become the head and are woken.
+   * Either way, no longer than the dispatch deadline.
+   */
+  #waitInLine(call: RemoteCall, line: string, backoffMs: number, deadline: number): Promise<string | undefined> {
+    if (call.line !== line) {
+      this.#leaveLine(call);
+      const queue = this.#lines.get(line) ?? [];
+      queue.push(call);
+      this.#lines.set(line, queue);
+      call.line = line;
+    }
+    return new Promise((resolve) => {
+      const left = Math.max(0, deadline - performance.now());
+      const timer = setTimeout(() => call.wake?.(undefined), this.#lines.get(line)?.[0] === call ? Math.min(backoffMs, left) : left);
+      call.wake = (executor) => {
+        clearTimeout(timer);
+        call.wake = undefined;
+        resolve(executor);
+      };
+    });
+  }
+
+  /** Takes the call out of its line; when it was the head, the next call offers at once. */
+  #leaveLine(call: RemoteCall): void {
+    const line = call.line;
+    if (line === undefined) return;
+    call.line = undefined;
+    const queue = this.#lines.get(line) ?? [];
+    const index = queue.indexOf(call);
+    if (index !== -1) queue.splice(index, 1);
+    if (queue.length === 0) this.#lines.delete(line);
+    else if (index === 0) this.#wakeHead(line, undefined);
+  }
+
+  /** A slot freed (on `executor`, when known): the head of `line` offers now. */
+  #wakeHead(line: string, executor: string | undefined): void {
+    this.#lines.get(line)?.[0]?.wake?.(executor);
+  }
+
+  #start(call: RemoteCall, executor: string): void {
+    call.executor = executor;
+    this.#watch(executor, call.token);
+    this.#send(executor, { type: 'go', token: call.token });
+    const limitMs = taskTimeoutMs(call.task) + BACKSTOP_GRACE_MS + REMOTE_GRACE_MS;
+    call.backstop = setTimeout(() => {
+      this.#send(executor, { type: 'cancel', token: call.token });
+      call.settle(fail('TIMEOUT', `did not finish within ${taskTimeoutMs(call.task)} ms, and executor ${executor} did not answer`));
+    }, limitMs);
+  }
+
+  #onMessage(message: Msg): void {
+    const token = message.subject.slice(message.subject.lastIndexOf('.') + 1);
+    const body = decode(message.data);
+    const call = this.#calls.get(token);
+    // Every message names its call's token twice (subject and body); a mismatch is refused.
+    const live = call !== undefined && body?.token === token && call.executor !== undefined ? call : undefined;
+    switch (body?.type) {
+      case 'result':
+        if (live === undefined) return;
+        live.settle(readOutcome(body.outcome) ?? fail('SANDBOX_CRASH', `executor ${live.executor ?? ''} sent a malformed result`));
+        // That executor has a free slot now, one this tenant may use: those lines' heads ask it first.
+        this.#wakeHead(`tenant:${tenantOf(live.task)}`, live.executor);
+        this.#wakeHead(FLEET, live.executor);
+        return;
+      case 'expired':
+        // The "go" never reached it in time, so the call never ran: offer it again.
+        if (live === undefined) return;
+        this.#unwatch(live.executor as string, live.token);
+        live.executor = undefined;
+        clearTimeout(live.backstop);
+        void this.#dispatch(live);
+        return;
+      case 'capability': {
+        if (message.reply === undefined) return;
+        // Bound to its call: answered only while that call runs, and only by the handler the call was given.
+        if (live?.capabilities === undefined || typeof body.name !== 'string' || typeof body.json !== 'string') {
+          message.respond(encode({ ok: false, reason: 'the call has ended or has no capabilities' }));
+          return;
+        }
+        live.capabilities(body.name, body.json).then(
+          (json) => message.respond(encode({ ok: true, json })),
+          () => message.respond(encode({ ok: false, reason: 'refused' })),
+        );
+        return;
+      }
+      default:
+        if (message.reply !== undefined) message.respond(encode({ ok: false, reason: 'unknown call' }));
+    }
+  }
+
+  /** Probes an executor while it runs calls of this host: one that vanished fails every call it held. */
+  #watch(executor: string, token: string): void {
+    let watch = this.#watches.get(executor);
+    if (watch === undefined) {
+      const created: ExecutorWatch = { tokens: new Set(), probing: false, timer: setInterval(() => this.#probe(executor, created), this.#options.livenessMs) };
+      created.timer.unref();
+      watch = created;
+      this.#watches.set(executor, watch);
+    }
+    watch.tokens.add(token);
+  }
+
+  #unwatch(executor: string, token: string): void {
+    const watch = this.#watches.get(executor);
+    if (watch === undefined) return;
+    watch.tokens.delete(token);
+    if (watch.tokens.size > 0) return;
+    clearInterval(watch.timer);
+    this.#watches.delete(executor);
+  }
+
+  #probe(executor: string, watch: ExecutorWatch): void {
+    if (watch.probing || this.#closed) return;
+    watch.probing = true;
+    this.#options.connection.request(subjects.executor(this.#options.prefix, executor), encode({ type: 'ping' } satisfies ToExecutor), { timeout: PROBE_TIMEOUT_MS }).then(
+      () => {
+        watch.probing = false;
+      },
+      (error: unknown) => {
+        watch.probing = false;
+        if (this.#watches.get(executor) !== watch) return;
+        const code = errorCode(error);
+        const why = code === ErrorCode.NoResponders ? 'died or lost its connection' : code === ErrorCode.Timeout ? `stopped answering for ${PROBE_TIMEOUT_MS} ms` : undefined;
+        if (why === undefined) return; // this host's own connection trouble: the backstop still bounds the call
+        clearInterval(watch.timer);
+        this.#watches.delete(executor);
+        for (const token of watch.tokens) this.#calls.get(token)?.settle(fail('SANDBOX_CRASH', `executor ${executor} ${why} during the call`));
+      },
+    );
+  }
+
+  #send(executor: string, message: ToExecutor): void {
+    try {
+      this.#options.connection.publish(subjects.executor(this.#options.prefix, executor), encode(message));
+    } catch {
+      // A closed connection: the call is answered by its backstop or by close().
+    }
+  }
+
+  #fingerprintOf(spec: PluginSpec): string {
+    let fingerprint = this.#fingerprints.get(spec);
+    if (fingerprint === undefined) {
+      fingerprint = pluginFingerprint(spec);
+      this.#fingerprints.set(spec, fingerprint);
+    }
+    return fingerprint;
+  }
+
+  #noExecutorMessage(plugin: string): string {
+    return `no executor serves the ${plugin} plugin (this manifest and module) on ${this.#options.url}; start one with "airlock executor --connect ${this.#options.url} --plugins <dir>" holding the same plugin folder; the call was not run`;
+  }
+}
+
+/** Whose work a task is (plugin loading is nobody's: an empty tenant). */
+function tenantOf(task: SandboxTask): string {
+  return task.kind === 'call' || task.kind === 'classify' ? task.tenant : '';
+}
+
+function remoteTask(task: SandboxTask & { readonly plugin: PluginSpec }): RemoteTask {
+  if (task.kind === 'call') return { kind: 'call', tenant: task.tenant, tool: task.tool, callId: task.callId, argsJson: task.argsJson };
+  if (task.kind === 'classify') return { kind: 'classify', tenant: task.tenant, calls: task.calls };
+  return { kind: 'describe' };
+}

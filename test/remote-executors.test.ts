@@ -1,0 +1,329 @@
+// Remote executors against a real nats-server on 127.0.0.1: the results contract holds when
+// plugin code runs on `airlock executor` processes. Every call gets exactly one result; a
+// killed executor is SANDBOX_CRASH within the deadline; a call no executor took never runs;
+// capabilities are answered by the host that made the call, only while that call runs.
+import { createEngine, type Engine, type JsonValue, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
+import { createRemoteSandbox, createSandbox, SandboxError, type Capability, type Sandbox } from '@airlock/sandbox';
+import { connect, type NatsConnection } from 'nats';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES } from './support/plugin-harness.js';
+import { freePort, natsAvailable, startExecutorProcess, startNats, stopProcess, type ExecutorProcess, type NatsServer } from './support/nats.js';
+import { airlock, oneLine } from './support/run-cli.js';
+
+const PLUGIN = `${FIXTURES}remote/worker`;
+const HOST_CAPABILITIES = `${FIXTURES}remote/host.mjs`;
+const codes = (results: readonly ToolResult[]): string[] => results.map((result) => (result.isError ? (result as ToolFailure).error.code : 'ok'));
+const call = (id: string, name: string, args: Record<string, JsonValue> = { tag: id }): ToolCallRequest => ({ id, name, arguments: JSON.stringify(args) });
+
+/** The host side of the fixture's capabilities: counts each tag's starts, waits on the host, says who called. */
+function hostCapabilities() {
+  const runs = new Map<string, number>();
+  const started = new Map<string, () => void>();
+  const capabilities: Record<string, Capability> = {
+    mark: (argument) => {
+      const tag = (argument as { tag: string }).tag;
+      runs.set(tag, (runs.get(tag) ?? 0) + 1);
+      started.get(tag)?.();
+      return null;
+    },
+    sleep: (argument, context) => new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), (argument as { ms: number }).ms);
+      context.signal.addEventListener('abort', () => (clearTimeout(timer), resolve(null)), { once: true });
+    }),
+    whoami: (_argument, context) => ({ tenant: context.tenant, plugin: context.plugin, tool: context.tool, callId: context.callId }),
+  };
+  return {
+    capabilities,
+    runs,
+    /** Resolves when the call tagged `tag` has started on some executor (its first capability request). */
+    startOf: (tag: string) => new Promise<void>((resolve) => started.set(tag, resolve)),
+  };
+}
+
+const available = natsAvailable();
+
+describe.skipIf(!available)('remote executors (real nats-server)', () => {
+  let nats: NatsServer;
+  const executors: ExecutorProcess[] = [];
+  const cleanups: (() => Promise<unknown>)[] = [];
+
+  beforeAll(async () => {
+    nats = await startNats();
+  });
+  afterAll(async () => {
+    await nats?.stop();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    for (const executor of executors.splice(0)) await stopProcess(executor.child);
+  });
+
+  async function executor(extra: string[] = []): Promise<ExecutorProcess> {
+    const started = await startExecutorProcess(nats.url, [PLUGIN], extra);
+    executors.push(started);
+    return started;
+  }
+
+  async function remote(options: { dispatchTimeoutMs?: number } = {}): Promise<{ sandbox: Sandbox; engine: Engine } & ReturnType<typeof hostCapabilities>> {
+    const host = hostCapabilities();
+    const sandbox = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: host.capabilities, ...options });
+    cleanups.push(() => sandbox.close());
+    const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    return { sandbox, engine, ...host };
+  }
+
+  async function rawClient(): Promise<NatsConnection> {
+    const connection = await connect({ servers: nats.url });
+    cleanups.push(() => connection.close());
+    return connection;
+  }
+
+  it('gives the same tools, policy, classification and results as the local sandbox', async () => {
+    await executor();
+    const host = await remote();
+    const local = createSandbox({ threads: 2, capabilities: hostCapabilities().capabilities });
+    cleanups.push(() => local.close());
+    await local.loadPlugins([PLUGIN]);
+    expect(host.sandbox.tools().map((tool) => [tool.name, tool.description, tool.parameters])).toEqual(local.tools().map((tool) => [tool.name, tool.description, tool.parameters]));
+    expect(host.sandbox.policyRules()).toEqual(local.policyRules());
+    const localEngine = createEngine({ sources: [local], policy: { default: 'allow' } });
+    const batch = [call('a', 'echo'), call('b', 'whoami'), call('c', 'spin'), call('d', 'exclusive'), call('e', 'nope')];
+    const [remoteResults, localResults] = [await host.engine.run(batch, { tenant: 't1' }), await localEngine.run(batch, { tenant: 't1' })];
+    expect(codes(remoteResults)).toEqual(['ok', 'ok', 'CPU_LIMIT', 'ok', 'UNKNOWN_TOOL']);
+    expect(codes(remoteResults)).toEqual(codes(localResults));
+    expect(remoteResults.map((result) => (result.isError ? null : result.value))).toEqual(localResults.map((result) => (result.isError ? null : result.value)));
+    // The capability ran on this host, for this call and tenant.
+    expect(remoteResults[1]?.isError === false && remoteResults[1].value).toEqual({ tenant: 't1', plugin: 'remote-worker', tool: 'whoami', callId: 'b' });
+  });
+
+  it('ends a call whose executor is SIGKILLed mid-call as SANDBOX_CRASH, well within its deadline, run once', async () => {
+    const victim = await executor();
+    const { engine, runs, startOf } = await remote();
+    const started = startOf('doomed');
+    const clock = performance.now();
+    const pending = engine.run([call('doomed', 'work', { tag: 'doomed', ms: 20_000 })]);
+    await started;
+    victim.child.kill('SIGKILL');
+    const results = await pending;
+    expect(codes(results)).toEqual(['SANDBOX_CRASH']);
+    expect((results[0] as ToolFailure).error.message).toMatch(/executor [0-9a-f]{32} died/);
+    expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs
+    expect(runs.get('doomed')).toBe(1);
+  });
+
+  it('fails fast and clearly when no executor serves the plugin, at load and per call, never running it', async () => {
+    const clock = performance.now();
+    const error = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: hostCapabilities().capabilities }).catch((caught: unknown) => caught);
+    expect(SandboxError.isInstance(error) && error.code).toBe('INVALID_PLUGIN');
+    expect((error as Error).message).toMatch(/no executor serves the remote-worker plugin .*airlock executor --connect/);
+    expect(performance.now() - clock).toBeLessThan(2000);
+
+    const only = await executor();
+    const { engine, runs } = await remote();
+    only.child.kill('SIGKILL');
+    await only.exited;
+    const results = await engine.run([call('orphan', 'work')]);
+    expect(codes(results)).toEqual(['ABORTED_BEFORE_DISPATCH']);
+    expect((results[0] as ToolFailure).error.message).toMatch(/no executor serves the remote-worker plugin/);
+    expect(runs.get('orphan')).toBeUndefined();
+  });
+
+  it('fails fast when the NATS server is unreachable', async () => {
+    const port = await freePort();
+    const clock = performance.now();
+    const error = await createRemoteSandbox({ url: `nats://127.0.0.1:${port}`, plugins: [PLUGIN] }).catch((caught: unknown) => caught);
+    expect(SandboxError.isInstance(error) && error.code).toBe('ENGINE_UNREACHABLE');
+    expect(performance.now() - clock).toBeLessThan(3000);
+  });
+
+  it('applies backpressure when every executor is busy: a call waits for a slot, or ends never run', async () => {
+    await executor(['--slots', '1', '--reserve', '0']);
+    await executor(['--slots', '1', '--reserve', '0']);
+    const { engine, runs, startOf } = await remote();
+    // Two slots in the fleet, three calls: two run at once (a call NATS first offered to the
+    // busy executor went to the other), the third is refused until a slot frees, then runs once.
+    const two = new Promise<void>((resolve) => {
+      let count = 0;
+      for (const tag of ['a', 'b', 'c']) void startOf(tag).then(() => (count += 1) === 2 && resolve());
+    });
+    // One call per turn: nothing depends on the classifier's verdict to run them at once.
+    const results = Promise.all(['a', 'b', 'c'].map((tag) => engine.run([call(tag, 'work', { tag, ms: 600 })])));
+    await two;
+    expect(runs.size).toBe(2);
+    expect(codes((await results).flat())).toEqual(['ok', 'ok', 'ok']);
+    expect([...runs.values()]).toEqual([1, 1, 1]);
+
+    const impatient = await remote({ dispatchTimeoutMs: 200 });
+    const both = Promise.all([impatient.startOf('x'), impatient.startOf('y')]);
+    const long = Promise.all(['x', 'y'].map((tag) => impatient.engine.run([call(tag, 'work', { tag, ms: 3000 })])));
+    await both; // the fleet is full
+    const outcome = await impatient.engine.run([call('z', 'work', { tag: 'z' })]);
+    expect(codes(outcome)).toEqual(['ABORTED_BEFORE_DISPATCH']);
+    expect((outcome[0] as ToolFailure).error.message).toMatch(/no executor took the call within 200 ms .*it was not run/);
+    expect(codes((await long).flat())).toEqual(['ok', 'ok']);
+    expect(impatient.runs.get('z')).toBeUndefined();
+  });
+
+  it('keeps a slot of every executor from any one tenant, so a flood cannot occupy the fleet', async () => {
+    await executor(['--slots', '1', '--reserve', '1']);
+    const { engine, runs, startOf } = await remote();
+    const hogStarted = startOf('hog-1');
+    const stopHog = new AbortController();
+    let hogDone = false;
+    const hog = engine.run([call('hog-1', 'work', { tag: 'hog-1', ms: 20_000 }), call('hog-2', 'work', { tag: 'hog-2' })], { tenant: 'hog', signal: stopHog.signal }).finally(() => (hogDone = true));
+    await hogStarted;
+    // The hog holds its share (one slot) and its second call waits; another tenant's call runs
+    // in the reserve slot and finishes while the hog's first call still holds its own.
+    const light = await engine.run([call('light', 'work', { tag: 'light' })], { tenant: 'light' });
+    expect(codes(light)).toEqual(['ok']);
+    expect(hogDone).toBe(false);
+    expect(runs.get('hog-2')).toBeUndefined();
+    stopHog.abort();
+    expect(codes(await hog)).toEqual(['ABORTED', 'ABORTED_BEFORE_DISPATCH']);
+    expect(runs.get('hog-2')).toBeUndefined();
+  });
+
+  it('drains on SIGTERM: the call in flight finishes, new calls go elsewhere, the executor exits 0', async () => {
+    const draining = await executor(['--slots', '4']);
+    const { engine, runs, startOf } = await remote();
+    const started = startOf('inflight');
+    const inflight = engine.run([call('inflight', 'work', { tag: 'inflight', ms: 1000 })]);
+    await started;
+    const other = await executor();
+    draining.child.kill('SIGTERM');
+    await new Promise<void>((resolve) => draining.child.stderr?.on('data', (chunk: Buffer) => chunk.toString().includes('draining') && resolve()));
+    const after = await engine.run([call('after', 'echo')]);
+    expect(codes(after)).toEqual(['ok']);
+    expect(codes(await inflight)).toEqual(['ok']);
+    expect(await draining.exited).toBe(0);
+    expect(runs.get('inflight')).toBe(1);
+    expect(other.child.exitCode).toBeNull();
+  });
+
+  it('cancels a running remote call: ABORTED, and the executor takes the next one', async () => {
+    await executor(['--slots', '1', '--reserve', '0']);
+    const { engine, startOf } = await remote();
+    const controller = new AbortController();
+    const started = startOf('long');
+    const pending = engine.run([call('long', 'work', { tag: 'long', ms: 20_000 })], { signal: controller.signal });
+    await started;
+    controller.abort();
+    expect(codes(await pending)).toEqual(['ABORTED']);
+    expect(codes(await engine.run([call('next', 'echo')]))).toEqual(['ok']);
+  });
+
+  describe('a rogue member of the executors queue group', () => {
+    /** Joins the fleet's queue group and accepts offers, to act on what it learns. */
+    async function rogue(onOffer: (offer: { token: string; replyTo: string }, id: string) => 'accept-then-expire' | 'accept' | 'busy'): Promise<NatsConnection> {
+      const connection = await rawClient();
+      const id = 'f'.repeat(32);
+      connection.subscribe('airlock.exec.' + id, { callback: (_error, message) => { if (message.reply !== undefined) message.respond(new TextEncoder().encode('{"ok":true}')); } });
+      connection.subscribe('airlock.offer.*', { queue: 'airlock-executors', callback: (_error, message) => {
+        const offer = JSON.parse(new TextDecoder().decode(message.data)) as { token: string; replyTo: string };
+        const choice = onOffer(offer, id);
+        message.respond(new TextEncoder().encode(JSON.stringify(choice === 'busy' ? { accepted: false, reason: 'busy' } : { accepted: true, executor: id })));
+        if (choice === 'accept-then-expire') setTimeout(() => connection.publish(offer.replyTo, new TextEncoder().encode(JSON.stringify({ type: 'expired', token: offer.token }))), 20);
+      } });
+      await connection.flush();
+      return connection;
+    }
+
+    it('a call whose accepting executor never got its "go" is offered again and runs exactly once elsewhere', async () => {
+      await executor();
+      const { engine, runs } = await remote();
+      let intercepted = 0;
+      await rogue(() => (intercepted === 0 ? ((intercepted += 1), 'accept-then-expire') : 'busy'));
+      // NATS picks a queue member at random: keep calling until the rogue took one offer.
+      for (let index = 0; index < 40 && intercepted === 0; index += 1) {
+        expect(codes(await engine.run([call(`r${index}`, 'work', { tag: `r${index}` })]))).toEqual(['ok']);
+      }
+      expect(intercepted).toBe(1);
+      expect([...runs.values()].every((count) => count === 1)).toBe(true);
+    });
+
+    it('cannot get capability answers for a call once it ended, nor with a token that is not its own', async () => {
+      await executor();
+      const { engine } = await remote();
+      let captured: { token: string; replyTo: string } | undefined;
+      const connection = await rogue((offer) => {
+        if (captured !== undefined) return 'busy';
+        captured = offer;
+        return 'accept';
+      });
+      const encoder = new TextEncoder();
+      const ask = async (subject: string, token: string): Promise<unknown> => JSON.parse(new TextDecoder().decode((await connection.request(subject, encoder.encode(JSON.stringify({ type: 'capability', token, name: 'whoami', json: '{}' })), { timeout: 2000 })).data));
+      let pending: Promise<ToolResult[]> | undefined;
+      for (let index = 0; index < 40 && captured === undefined; index += 1) {
+        const run = engine.run([call(`c${index}`, 'whoami')], { tenant: 'victim' });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (captured === undefined) await run;
+        else pending = run;
+      }
+      const offer = captured as { token: string; replyTo: string };
+      // While the call runs, the one executor told to run it may ask (it is trusted infrastructure).
+      expect(await ask(offer.replyTo, offer.token)).toMatchObject({ ok: true });
+      // A body naming another token than its subject is refused.
+      expect(await ask(offer.replyTo, 'a'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
+      // Another call's subject under the same host, with a guessed token: refused.
+      const guessed = offer.replyTo.replace(/[0-9a-f]{32}$/, 'b'.repeat(32));
+      expect(await ask(guessed, 'b'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
+      // The call ends (the rogue answers it); after that the same token gets nothing.
+      connection.publish(offer.replyTo, encoder.encode(JSON.stringify({ type: 'result', token: offer.token, outcome: { ok: true, json: '"forged"', usage: {} } })));
+      const results = await (pending as Promise<ToolResult[]>);
+      expect(results).toHaveLength(1);
+      expect(await ask(offer.replyTo, offer.token)).toEqual({ ok: false, reason: expect.any(String) });
+    });
+  });
+
+  describe('the command line', () => {
+    it('airlock executor: help, bad input and an unreachable server are one-line exit-2 errors', async () => {
+      const help = await airlock(['executor', '--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/--connect <url>/);
+      expect(help.stdout).toMatch(/SIGTERM/);
+      const cases: [string[], RegExp][] = [
+        [['executor', '--plugins', PLUGIN], /--connect <url> is required/],
+        [['executor', '--connect', nats.url], /--plugins <dir> is required/],
+        [['executor', '--connect', 'http://127.0.0.1:1', '--plugins', PLUGIN], /must start with nats:\/\//],
+        [['executor', '--connect', 'redis://127.0.0.1:6379', '--plugins', PLUGIN], /NATS, not Redis/],
+        [['executor', '--connect', nats.url, '--plugins', PLUGIN, '--slots', '0'], /--slots must be a whole number, at least 1/],
+        [['executor', '--connect', `nats://127.0.0.1:${await freePort()}`, '--plugins', PLUGIN], /cannot reach the NATS server/],
+        [['run', '-', '--plugins', PLUGIN, '--capabilities', HOST_CAPABILITIES, '--executors', `nats://127.0.0.1:${await freePort()}`], /cannot reach the NATS server/],
+      ];
+      for (const [args, message] of cases) {
+        const run = await airlock(args, { input: JSON.stringify({ role: 'assistant', tool_calls: [] }) });
+        expect(run.code, args.join(' ')).toBe(2);
+        expect(oneLine(run.stderr)).toMatch(message);
+      }
+    }, 120_000);
+
+    it('airlock run --executors runs the calls on an executor process', async () => {
+      await executor();
+      const message = { role: 'assistant', tool_calls: [{ id: 'e1', type: 'function', function: { name: 'echo', arguments: '{"tag":"via-cli"}' } }] };
+      const run = await airlock(['run', '-', '--plugins', PLUGIN, '--capabilities', HOST_CAPABILITIES, '--executors', nats.url, '--json', '--tenant', 'cli'], { input: JSON.stringify(message) });
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout) as { results: { isError: boolean; value: unknown }[] };
+      expect(report.results).toEqual([expect.objectContaining({ isError: false, value: { tag: 'via-cli', tenant: 'cli' } })]);
+    });
+  });
+});
+
+describe('remote executor options (no server needed)', () => {
+  it('names the bad option by path, before connecting', async () => {
+    const cases: [Parameters<typeof createRemoteSandbox>[0], RegExp][] = [
+      [{ url: 'http://127.0.0.1:4222' }, /options\.url: "http:\/\/127\.0\.0\.1:4222" must start with nats:\/\//],
+      [{ url: 'redis://127.0.0.1:6379' }, /options\.url: executors are reached over NATS, not Redis/],
+      [{ url: '' }, /options\.url must be a nats:\/\/ URL/],
+      [{ url: 'nats://127.0.0.1:1', maxInFlight: 0 }, /options\.maxInFlight must be a whole number from 1 to 1024/],
+      [{ url: 'nats://127.0.0.1:1', dispatchTimeoutMs: 1.5 }, /options\.dispatchTimeoutMs must be a whole number/],
+      [{ url: 'nats://127.0.0.1:1', livenessMs: 1 }, /options\.livenessMs must be a whole number from 10/],
+      [{ url: 'nats://127.0.0.1:1', subjectPrefix: 'a b' }, /options\.subjectPrefix must be dot-separated/],
+      [{ url: 'nats://127.0.0.1:1', subjectPrefix: 'a.>' }, /options\.subjectPrefix must be dot-separated/],
+    ];
+    for (const [options, message] of cases) {
+      const error = await createRemoteSandbox(options).catch((caught: unknown) => caught);
+      expect(SandboxError.isInstance(error) && error.code, JSON.stringify(options)).toBe('INVALID_OPTION');
+      expect((error as Error).message).toMatch(message);
+    }
+  });
+});
