@@ -1,7 +1,8 @@
-// Messages to one IPC peer, sent together once per event-loop turn: the calls of a turn
-// (and the answers that finish together) cross the process boundary in one message, not
-// one each, so a turn of ten calls pays one serialization, one write and one wake-up of
-// the far side instead of ten. Order is kept: the far side handles them one after another.
+// Messages to one IPC peer: the first of an event-loop turn goes at once (a lone call pays no
+// wait), and the rest of that turn's (the other calls of a turn, answers that finish
+// together) cross the process boundary together at the turn's end, so a turn of ten calls
+// pays two serializations, writes and wake-ups of the far side instead of ten. Order is
+// kept: the far side handles them one after another.
 
 /** What goes on the wire when more than one message was queued in a turn. */
 export interface Batch<M> {
@@ -21,16 +22,18 @@ export class MessageOutbox<M> {
     this.#connected = connected;
   }
 
-  /** Queues `message` for the end of this turn; false when the peer is already gone. */
+  /** Sends `message` now if it is the turn's first, else queues it for the turn's end; false when the peer is already gone. */
   send(message: M): boolean {
     if (!this.#connected()) return false;
-    this.#queued.push(message);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      // setImmediate, not a microtask: the calls of one turn reach here over several
-      // microtask hops (admission, then the host), all before the loop's check phase.
-      setImmediate(() => this.flush());
+    if (this.#scheduled) {
+      this.#queued.push(message);
+      return true;
     }
+    this.#scheduled = true;
+    // setImmediate, not a microtask: the calls of one turn reach here over several
+    // microtask hops (admission, then the host), all before the loop's check phase.
+    setImmediate(() => this.flush());
+    this.#write(message);
     return true;
   }
 
