@@ -80,7 +80,8 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     if (program === undefined) throw new Error('no such program');
     return program(argument);
   };
-  const hooks: CallHooks = { ...internals.hooks, capabilities: new Map([[CALL_CAPABILITY, callCapability]]) };
+  // Programs are admitted from their own budget, on threads of their own: see sandbox.ts.
+  const hooks: CallHooks = { ...internals.hooks, admission: internals.programAdmission, capabilities: new Map([[CALL_CAPABILITY, callCapability]]) };
   const programTool = pluginTools(plugin, internals.host, new WeakMap(), hooks)[0] as AnyTool;
 
   const runner: CodeRunner = async (request) => {
