@@ -42,6 +42,27 @@ describe('schemaToTypeScript', () => {
     expect(type).toBe('{\n  /** x *\\/ declare const evil: 1; /* y */\n  a?: string;\n}');
   });
 
+  it('a definition that refers to itself many times renders in bounded work (the reviewer\'s schema: anyOf of 40 self-$refs)', () => {
+    // Re-rendered at each reference this is 40^12 steps: the test would hang, not fail.
+    const refs = Array.from({ length: 40 }, () => ({ $ref: '#/$defs/a' }));
+    const schema = { type: 'object', properties: { x: { $ref: '#/$defs/a' } }, $defs: { a: { anyOf: refs } } };
+    expect(schemaToTypeScript(schema)).toBe('{\n  x?: unknown;\n}');
+    const fine = { type: 'object', properties: { x: { anyOf: Array.from({ length: 40 }, () => ({ $ref: '#/$defs/b' })) } }, $defs: { b: { type: 'string' } } };
+    expect(schemaToTypeScript(fine)).toBe('{\n  x?: string;\n}');
+  });
+
+  it('every render step and union member is charged: a short type from too many nodes is unknown', () => {
+    expect(schemaToTypeScript({ anyOf: Array.from({ length: 5000 }, () => ({ type: 'string' })) })).toBe('unknown');
+    expect(schemaToTypeScript({ enum: Array.from({ length: 5000 }, () => 'a') })).toBe('unknown');
+    expect(schemaToTypeScript({ anyOf: Array.from({ length: 100 }, () => ({ type: 'string' })) })).toBe('string');
+  });
+
+  it('quoted names and literals keep no raw line separators or invisible characters', () => {
+    const type = schemaToTypeScript({ type: 'object', properties: { 'a\u2028*/ b\u202e': { enum: ['\u2029x', 'q\u200b'] } } });
+    expect(type).toBe('{\n  "a\\u2028*/ b\\u202e"?: "\\u2029x" | "q\\u200b";\n}');
+    expect(type).not.toMatch(/[\u2028\u2029\u200b\u202e]/u);
+  });
+
   it('a type past the size bound is unknown', () => {
     const properties = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`property_${i}`, { type: 'string' }]));
     expect(schemaToTypeScript({ type: 'object', properties })).toBe('unknown');
