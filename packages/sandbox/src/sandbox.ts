@@ -117,6 +117,8 @@ export interface SandboxInternals {
   readonly hooks: CallHooks;
   /** Admission for Code Mode programs: a budget of its own, on threads of their own (see below). */
   readonly programAdmission: Admission;
+  /** How many programs it may run at once, in all: the type stripper's threads. */
+  readonly programThreads: number;
   readonly caps: PluginLimits;
 }
 export const sandboxInternals = new WeakMap<Sandbox, SandboxInternals>();
@@ -227,6 +229,6 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks): San
     },
   };
   sandboxHosts.set(sandbox, host);
-  sandboxInternals.set(sandbox, { host, hooks, programAdmission, caps });
+  sandboxInternals.set(sandbox, { host, hooks, programAdmission, programThreads: callThreads, caps });
   return sandbox;
 }
