@@ -176,6 +176,17 @@ describe('the code tool', () => {
     expect((result as ToolSuccess).value).toMatchObject({ result: 'acme' });
   });
 
+  it('what the program wrote reaches the content with controls, bidi and invisible characters escaped; the JSON stays the same JSON', async () => {
+    const ok = await runProgram(engine([]), runnerOf(async () => ({ name: 'a\u202eb\u0085\u2028' }), [{ level: 'info', message: 'x\u001b]0;owned\u0007\u001b[2J' }]));
+    expect(ok.content).toBe('{"name":"a\\u202eb\\u0085\\u2028"}\n\nconsole:\ninfo: x\\x1b]0;owned\\x07\\x1b[2J');
+    expect(JSON.parse((ok.content as string).split('\n')[0] as string)).toEqual({ name: 'a\u202eb\u0085\u2028' });
+    const failed = await runProgram(engine([]), async () => {
+      const { ToolCallError } = await import('../src/index.js');
+      throw new ToolCallError('TOOL_ERROR', 'the program threw an error with code X: \u001b[31mred\u202e');
+    });
+    expect((failed as ToolFailure).error.message).toBe('run_code: the program threw an error with code X: \\x1b[31mred\\u202e');
+  });
+
   it('the content is the result and a short log; a failure keeps its code and names the tool', async () => {
     const ok = await runProgram(engine([]), runnerOf(async () => ({ total: 3 }), [{ level: 'info', message: 'counted' }]));
     expect(ok.content).toBe('{"total":3}\n\nconsole:\ninfo: counted');

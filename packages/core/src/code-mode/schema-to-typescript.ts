@@ -13,6 +13,7 @@
 // and a `$ref` is rendered once per place it can appear (memoized), so a definition that
 // refers to itself many times cannot re-render exponentially.
 import type { JsonObject, JsonSchema, JsonValue } from '../json/json-types.js';
+import { escapeControlsInJson } from '../util/visible-text.js';
 
 /** Deepest nesting rendered; below it a type is `unknown`. Also stops $ref cycles. */
 const MAX_DEPTH = 12;
@@ -54,8 +55,7 @@ export function propertyKey(name: string): string {
  * separator becomes a `\uXXXX` escape too, as docComment blanks them in comments.
  */
 function quoted(text: string): string {
-  return JSON.stringify(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (character) =>
-    Array.from({ length: character.length }, (_, i) => `\\u${character.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
+  return escapeControlsInJson(JSON.stringify(text));
 }
 
 /** A JSDoc block for text a plugin wrote: it cannot end the comment early or break the line structure. */
