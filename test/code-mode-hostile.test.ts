@@ -62,6 +62,32 @@ describe('limits of the program itself', () => {
     await expectNeighbourServed();
   });
 
+  it('a type-stripping bomb (the reviewer\'s 64 KB `a<b<b<...>(x)` chains) ends as CPU_LIMIT off the main thread; another tenant is answered meanwhile', async () => {
+    // Quadratic in sucrase's parser: seconds of CPU. On the host's main thread it would hold
+    // every tenant until it ended; stripped on a worker under the program's cpuMs, it does not.
+    const statement = 'x = a' + '<b'.repeat(1000) + '>(x);\n';
+    const bomb = 'let x;\n' + statement.repeat(Math.floor(64_000 / statement.length)) + 'return 1;';
+    const order: string[] = [];
+    const bombed = attack(bomb).then((result) => {
+      order.push('bomb');
+      return result;
+    });
+    const neighbour = await h.run('const { count } = await tools.stock_level({ item: "apples" }); return count;', { tenant: 'carol' });
+    order.push('neighbour');
+    expect(value(neighbour).result).toBe(12);
+    const result = await bombed;
+    expect(code(result)).toBe('CPU_LIMIT');
+    expect((result as ToolFailure).error?.message).toMatch(/stripping the program's types took longer than \d+ ms/);
+    expect(order).toEqual(['neighbour', 'bomb']);
+    await expectNeighbourServed();
+  });
+
+  it('a program that does not parse is INVALID_ARGS with the parser\'s message', async () => {
+    const result = await attack('const x: = 1;');
+    expect(code(result)).toBe('INVALID_ARGS');
+    expect((result as ToolFailure).error?.message).toMatch(/^run_code: the program does not parse: /);
+  });
+
   it('a result over the output limit is OUTPUT_TOO_LARGE', async () => {
     expect(code(await attack('return "x".repeat(100 * 1024);'))).toBe('OUTPUT_TOO_LARGE');
     await expectNeighbourServed();

@@ -328,7 +328,7 @@ describe('airlock serve: what plugins log reaches the client as MCP logging noti
         { level: 'warning', logger: 'interleave', data: 'three' },
         { level: 'error', logger: 'interleave', data: 'four {"n":4}' },
         { level: 'info', logger: 'interleave', data: 'five' },
-        { level: 'debug', logger: 'interleave', data: 'six \u001b[2J' },
+        { level: 'debug', logger: 'interleave', data: 'six \\x1b[2J' },
         { level: 'error', logger: 'interleave', data: 'seven' },
       ]);
       // Nothing of the log reaches what the model reads.

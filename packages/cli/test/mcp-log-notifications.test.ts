@@ -19,6 +19,13 @@ describe('callLogNotifications', () => {
     { level: 'info', message: 'd' },
   ];
 
+  it('escapes controls, bidi and invisible characters a plugin or program wrote (ESC, OSC, U+202E, U+2028)', () => {
+    const sent = callLogNotifications(result([{ level: 'info', message: 'ok\u001b[31mred\u001b]52;c;eA==\u0007 \u202egnp.exe\u2028x' }]), 'debug');
+    expect(sent.map((notification) => notification.params)).toEqual([
+      { level: 'info', logger: 'notes', data: 'ok\\x1b[31mred\\x1b]52;c;eA==\\x07 \\u202egnp.exe\\u2028x' },
+    ]);
+  });
+
   it('keeps the order, maps warn to warning, and skips what is not a line', () => {
     expect(callLogNotifications(result(lines), 'debug').map((notification) => notification.params)).toEqual([
       { level: 'debug', logger: 'notes', data: 'a' },

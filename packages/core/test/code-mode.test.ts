@@ -42,6 +42,27 @@ describe('schemaToTypeScript', () => {
     expect(type).toBe('{\n  /** x *\\/ declare const evil: 1; /* y */\n  a?: string;\n}');
   });
 
+  it('a definition that refers to itself many times renders in bounded work (the reviewer\'s schema: anyOf of 40 self-$refs)', () => {
+    // Re-rendered at each reference this is 40^12 steps: the test would hang, not fail.
+    const refs = Array.from({ length: 40 }, () => ({ $ref: '#/$defs/a' }));
+    const schema = { type: 'object', properties: { x: { $ref: '#/$defs/a' } }, $defs: { a: { anyOf: refs } } };
+    expect(schemaToTypeScript(schema)).toBe('{\n  x?: unknown;\n}');
+    const fine = { type: 'object', properties: { x: { anyOf: Array.from({ length: 40 }, () => ({ $ref: '#/$defs/b' })) } }, $defs: { b: { type: 'string' } } };
+    expect(schemaToTypeScript(fine)).toBe('{\n  x?: string;\n}');
+  });
+
+  it('every render step and union member is charged: a short type from too many nodes is unknown', () => {
+    expect(schemaToTypeScript({ anyOf: Array.from({ length: 5000 }, () => ({ type: 'string' })) })).toBe('unknown');
+    expect(schemaToTypeScript({ enum: Array.from({ length: 5000 }, () => 'a') })).toBe('unknown');
+    expect(schemaToTypeScript({ anyOf: Array.from({ length: 100 }, () => ({ type: 'string' })) })).toBe('string');
+  });
+
+  it('quoted names and literals keep no raw line separators or invisible characters', () => {
+    const type = schemaToTypeScript({ type: 'object', properties: { 'a\u2028*/ b\u202e': { enum: ['\u2029x', 'q\u200b'] } } });
+    expect(type).toBe('{\n  "a\\u2028*/ b\\u202e"?: "\\u2029x" | "q\\u200b";\n}');
+    expect(type).not.toMatch(/[\u2028\u2029\u200b\u202e]/u);
+  });
+
   it('a type past the size bound is unknown', () => {
     const properties = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`property_${i}`, { type: 'string' }]));
     expect(schemaToTypeScript({ type: 'object', properties })).toBe('unknown');
@@ -153,6 +174,17 @@ describe('the code tool', () => {
     const inner = engine([tool('who', { execute: (_args, exec) => exec.tenant ?? null })]);
     const result = await runProgram(inner, runnerOf(async (request) => ((await request.callTool('who', {})) as { value: JsonValue }).value), { tenant: 'acme' });
     expect((result as ToolSuccess).value).toMatchObject({ result: 'acme' });
+  });
+
+  it('what the program wrote reaches the content with controls, bidi and invisible characters escaped; the JSON stays the same JSON', async () => {
+    const ok = await runProgram(engine([]), runnerOf(async () => ({ name: 'a\u202eb\u0085\u2028' }), [{ level: 'info', message: 'x\u001b]0;owned\u0007\u001b[2J' }]));
+    expect(ok.content).toBe('{"name":"a\\u202eb\\u0085\\u2028"}\n\nconsole:\ninfo: x\\x1b]0;owned\\x07\\x1b[2J');
+    expect(JSON.parse((ok.content as string).split('\n')[0] as string)).toEqual({ name: 'a\u202eb\u0085\u2028' });
+    const failed = await runProgram(engine([]), async () => {
+      const { ToolCallError } = await import('../src/index.js');
+      throw new ToolCallError('TOOL_ERROR', 'the program threw an error with code X: \u001b[31mred\u202e');
+    });
+    expect((failed as ToolFailure).error.message).toBe('run_code: the program threw an error with code X: \\x1b[31mred\\u202e');
   });
 
   it('the content is the result and a short log; a failure keeps its code and names the tool', async () => {

@@ -115,6 +115,10 @@ export const sandboxHosts = new WeakMap<Sandbox, SandboxHost>();
 export interface SandboxInternals {
   readonly host: SandboxHost;
   readonly hooks: CallHooks;
+  /** Admission for Code Mode programs: a budget of its own, on threads of their own (see below). */
+  readonly programAdmission: Admission;
+  /** How many programs it may run at once, in all: the type stripper's threads. */
+  readonly programThreads: number;
   readonly caps: PluginLimits;
 }
 export const sandboxInternals = new WeakMap<Sandbox, SandboxInternals>();
@@ -138,8 +142,14 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     offered.set(name, capability);
   }
   const inProcess = options.mode === 'in-process';
-  // The pool holds the reserve threads too; admission decides who may use them.
-  const pool = { threads: threads + tenancy.reserveThreads };
+  // The pool holds the reserve threads too; admission decides who may use them. Code Mode
+  // programs get threads of their own beside them, admitted from a separate fair budget: a
+  // program waits for its sub-calls on its thread, so if programs took the calls' threads,
+  // `threads` programs at once would leave none for the sub-calls they wait on (a deadlock
+  // until their wall clocks). A program is mostly idle; its own CPU, heap and wall-clock
+  // limits bound what it computes on its thread.
+  const callThreads = threads + tenancy.reserveThreads;
+  const pool = { threads: callThreads * 2, probationThreads: 2 };
   // Remote executors keep their own quarantine, next to the processes that crash.
   const quarantine = inProcess || override !== undefined ? undefined : new CrashQuarantine(tenancy.quarantine);
   const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };
@@ -150,7 +160,16 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     reserveThreads: tenancy.reserveThreads,
     claimMs: tenancy.claimMs,
     // Each shard's pool can hold every admitted call; probation runs one at a time.
-    placements: sharded === undefined ? [pool.threads] : [...Array.from({ length: tenancy.processes }, () => pool.threads), 1],
+    placements: sharded === undefined ? [callThreads] : [...Array.from({ length: tenancy.processes }, () => callThreads), 1],
+    weightOf: tenancy.weightOf,
+    placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
+  });
+  // The same shape and fairness for programs, on their own threads (one on probation).
+  const programAdmission = new Admission({
+    threads,
+    reserveThreads: tenancy.reserveThreads,
+    claimMs: tenancy.claimMs,
+    placements: sharded === undefined ? [callThreads] : [...Array.from({ length: tenancy.processes }, () => callThreads), 1],
     weightOf: tenancy.weightOf,
     placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });
@@ -216,6 +235,6 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     },
   };
   sandboxHosts.set(sandbox, host);
-  sandboxInternals.set(sandbox, { host, hooks, caps });
+  sandboxInternals.set(sandbox, { host, hooks, programAdmission, programThreads: callThreads, caps });
   return sandbox;
 }

@@ -6,6 +6,7 @@
 import { createEngine, mcpCallToolResult, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
 import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
 export interface McpSessionOptions {
@@ -106,7 +107,8 @@ export function callLogNotifications(result: ToolResult, minimum: LoggingLevel):
   for (const line of lines) {
     const { level, message } = (line ?? {}) as { level?: unknown; message?: unknown };
     const mapped = typeof level === 'string' && Object.hasOwn(MCP_LEVEL, level) ? MCP_LEVEL[level] : undefined;
-    if (mapped !== undefined && typeof message === 'string') entries.push({ level: mapped, message });
+    // The plugin (or program) wrote it: escaped, so it cannot drive the client's terminal or hide text.
+    if (mapped !== undefined && typeof message === 'string') entries.push({ level: mapped, message: visible(message) });
   }
   if (typeof dropped === 'number' && dropped > 0) entries.push({ level: 'warning', message: `${dropped} more log lines dropped (the per-call bound)` });
   const floor = SEVERITY.indexOf(minimum);

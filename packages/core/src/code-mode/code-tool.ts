@@ -10,6 +10,7 @@ import type { Engine } from '../engine.js';
 import type { ResultMetadata } from '../result/tool-result.js';
 import { defineTool } from '../tool/define-tool.js';
 import type { AnyTool } from '../tool/tool-definition.js';
+import { escapeControls, escapeControlsInJson } from '../util/visible-text.js';
 import { codeModeDeclarations, type DeclaredTool } from './code-mode-declarations.js';
 import { codeModeLimits, type CodeModeLimits } from './code-mode-limits.js';
 import { SubCalls, type SubCallAnswer, type SubCallRecord } from './sub-calls.js';
@@ -139,7 +140,8 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
           },
         });
       } catch (error) {
-        if (ToolCallError.isInstance(error)) throw new ToolCallError(error.code, error.message.startsWith(`${name}: `) ? error.message : `${name}: ${error.message}`);
+        // The message may carry what the program threw: escaped, so it cannot drive the client's terminal.
+        if (ToolCallError.isInstance(error)) throw new ToolCallError(error.code, escapeControls(error.message.startsWith(`${name}: `) ? error.message : `${name}: ${error.message}`));
         throw error;
       } finally {
         // No sub-call outlives the program: those still running are cancelled and answered now.
@@ -153,11 +155,18 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
   });
 }
 
-/** The result's JSON, then a short log: what the model reads, within the output limit. */
+/**
+ * The result's JSON, then a short log: what the model reads, within the output limit. The
+ * program wrote both: controls, bidi and invisible characters are escaped (the JSON stays
+ * the same JSON), so they cannot drive a client's terminal or hide text from a reader.
+ */
 function contentOf(value: CodeModeValue, maxBytes: number): string {
-  const result = JSON.stringify(value.result) ?? 'null';
+  const result = escapeControlsInJson(JSON.stringify(value.result) ?? 'null');
   if (value.logs.length === 0) return result;
-  const lines = value.logs.slice(0, CONTENT_LOG_LINES).map((line) => `${line.level}: ${line.message.length > CONTENT_LOG_LINE_CHARS ? `${line.message.slice(0, CONTENT_LOG_LINE_CHARS)}…` : line.message}`);
+  const lines = value.logs.slice(0, CONTENT_LOG_LINES).map((line) => {
+    const message = escapeControls(line.message);
+    return `${escapeControls(line.level)}: ${message.length > CONTENT_LOG_LINE_CHARS ? `${message.slice(0, CONTENT_LOG_LINE_CHARS)}…` : message}`;
+  });
   if (value.logs.length > CONTENT_LOG_LINES) lines.push(`(${value.logs.length - CONTENT_LOG_LINES} more console lines)`);
   const log = `\n\nconsole:\n${lines.join('\n')}`;
   return Buffer.byteLength(result, 'utf8') + Buffer.byteLength(log, 'utf8') <= maxBytes ? result + log : `${result}\n\n(${value.logs.length} console lines not shown: the result fills the output limit)`;

@@ -36,3 +36,16 @@ export function findControlCharacter(text: string): { readonly escaped: string; 
   const found = INVISIBLE_ONE.exec(text);
   return found === null ? undefined : { escaped: escapeCharacter(found[0]), index: found.index };
 }
+
+/**
+ * JSON text in which every invisible character (as escapeControls sees them) is a `\uXXXX`
+ * escape, so it is still the same JSON. JSON.stringify escapes only C0 controls and lone
+ * surrogates; DEL, C1 controls, bidi and zero-width characters and line separators stay raw.
+ */
+export function escapeControlsInJson(json: string): string {
+  return json.replace(INVISIBLE, (character) => {
+    let escaped = '';
+    for (let i = 0; i < character.length; i += 1) escaped += `\\u${hex(character.charCodeAt(i), 4)}`;
+    return escaped;
+  });
+}

@@ -118,7 +118,8 @@ export function codeModeRuntime(capabilityName: string): (args: ProgramArgs, ctx
       } catch {
         throw error;
       }
-      if (typeof code === 'string' && typeof message === 'string') throw new ErrorIntrinsic('the program threw ' + code + ': ' + message);
+      // Worded as the program's own error: a thrown { code: 'PERMISSION_DENIED' } must not read like a gate decision.
+      if (typeof code === 'string' && typeof message === 'string') throw new ErrorIntrinsic('the program threw an error with code ' + code + ': ' + message);
       throw error;
     }]) as Promise<unknown>;
   };

@@ -3,7 +3,7 @@
 // realm in the tenant's own isolate, in a supervised sandbox process, admitted by fair share,
 // watched for CPU, heap and wall clock, its result size-checked inside the isolate, its
 // console bounded, and one capability (the tool call) scoped by token to this very call.
-import { AirlockError, ToolCallError, codeModeLimits, createCodeTool, DEFAULT_CODE_TOOL_NAME, type AnyTool, type CodeLogLine, type CodeModeLimits, type CodeRunner, type Engine, type JsonObject, type JsonValue, type SubCallAnswer } from '@airlock/core';
+import { AirlockError, codeModeLimits, createCodeTool, DEFAULT_CODE_TOOL_NAME, type AnyTool, type CodeLogLine, type CodeModeLimits, type CodeRunner, type Engine, type JsonObject, type JsonValue, type SubCallAnswer } from '@airlock/core';
 import { createHash, randomUUID } from 'node:crypto';
 import { MAX_CAPABILITY_BYTES } from '../isolate/live-call.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
@@ -13,7 +13,8 @@ import type { Capability } from '../plugin/capability-handler.js';
 import { pluginTools, type CallHooks } from '../plugin/plugin-tools.js';
 import { sandboxInternals, type Sandbox } from '../sandbox.js';
 import { codeModeModuleSource } from './code-mode-runtime.js';
-import { stripTypes } from './strip-types.js';
+import { DEFAULT_TENANT } from '../plugin/default-tenant.js';
+import { TypeStripper } from './type-stripper.js';
 
 /** Not a name a manifest can take (no `:` there), so no plugin shares its isolates, quarantine or queue. */
 const CODE_MODE_PLUGIN = 'airlock:code-mode';
@@ -80,16 +81,15 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     if (program === undefined) throw new Error('no such program');
     return program(argument);
   };
-  const hooks: CallHooks = { ...internals.hooks, capabilities: new Map([[CALL_CAPABILITY, callCapability]]) };
+  // Programs are admitted from their own budget, on threads of their own: see sandbox.ts.
+  const hooks: CallHooks = { ...internals.hooks, admission: internals.programAdmission, capabilities: new Map([[CALL_CAPABILITY, callCapability]]) };
   const programTool = pluginTools(plugin, internals.host, new WeakMap(), hooks)[0] as AnyTool;
 
+  const stripper = new TypeStripper(internals.programAdmission, internals.programThreads, CODE_MODE_PLUGIN);
+
   const runner: CodeRunner = async (request) => {
-    let javascript: string;
-    try {
-      javascript = stripTypes(request.code);
-    } catch (error) {
-      throw new ToolCallError('INVALID_ARGS', `the program does not parse: ${error instanceof Error ? error.message.slice(0, 300) : 'unknown error'}`);
-    }
+    // Off the main thread, fairly admitted, within the program's own CPU limit (type-stripper.ts).
+    const javascript = await stripper.strip(request.code, request.tenant ?? DEFAULT_TENANT, request.limits.cpuMs, request.signal);
     const runId = randomUUID();
     programs.set(runId, async (argument) => answerText(await request.callTool(...subCallOf(argument))));
     let logs: CodeLogLine[] = [];

@@ -15,6 +15,8 @@ export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onCrash'>
   readonly quarantine: CrashQuarantine;
   /** Work no tenant owns (loading a plugin) runs in this tenant's shard. */
   readonly loaderTenant: string;
+  /** Threads of the probation process (default 1). */
+  readonly probationThreads?: number;
 }
 
 export class ShardedHost implements SandboxHost {
@@ -24,13 +26,13 @@ export class ShardedHost implements SandboxHost {
   readonly #loaderTenant: string;
 
   constructor(options: ShardedHostOptions) {
-    const { processes, quarantine, loaderTenant, ...child } = options;
+    const { processes, quarantine, loaderTenant, probationThreads, ...child } = options;
     this.#quarantine = quarantine;
     this.#loaderTenant = loaderTenant;
     const onCrash = (inFlight: Parameters<CrashQuarantine['recordCrash']>[0]): void => quarantine.recordCrash(inFlight);
     this.#hosts = [
       ...Array.from({ length: processes }, () => new ChildProcessHost({ ...child, onCrash })),
-      new ChildProcessHost({ ...child, threads: 1, onCrash }),
+      new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash }),
     ];
   }
 
