@@ -67,7 +67,7 @@ export function workspaceCapabilities(settings: WorkspaceSettings, quotaOf: (plu
 
 class Workspace {
   readonly #settings: WorkspaceSettings;
-  /** Writes and deletes of one tenant run one at a time, so a quota check holds until its write lands. */
+  /** Writes and deletes in one tenant folder run one at a time, so a quota check holds until its write lands (keyed by the folder, which is what the quota counts). */
   readonly #queues = new Map<string, Promise<unknown>>();
 
   constructor(settings: WorkspaceSettings) {
@@ -94,7 +94,7 @@ class Workspace {
   }
 
   write(context: CapabilityContext, segments: string[], content: string, quota: WorkspaceQuota): Promise<JsonValue> {
-    return this.#serial(context.tenant, async () => {
+    return this.#serial(tenantFolderName(context.tenant), async () => {
       context.signal.throwIfAborted();
       const root = await this.#tenantRoot(context.tenant);
       const bytes = Buffer.byteLength(content, 'utf8');
@@ -147,7 +147,7 @@ class Workspace {
   }
 
   remove(context: CapabilityContext, segments: string[]): Promise<JsonValue> {
-    return this.#serial(context.tenant, async () => {
+    return this.#serial(tenantFolderName(context.tenant), async () => {
       const root = await this.#tenantRoot(context.tenant);
       await using parent = await directory(root, segments.slice(0, -1), false);
       const target = parent.child(segments.at(-1) as string);
@@ -189,13 +189,13 @@ class Workspace {
     return root;
   }
 
-  #serial<T>(tenant: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.#queues.get(tenant) ?? Promise.resolve();
+  #serial<T>(folder: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(folder) ?? Promise.resolve();
     const next = previous.then(work, work);
     const settled = next.then(() => undefined, () => undefined);
-    this.#queues.set(tenant, settled);
+    this.#queues.set(folder, settled);
     void settled.then(() => {
-      if (this.#queues.get(tenant) === settled) this.#queues.delete(tenant);
+      if (this.#queues.get(folder) === settled) this.#queues.delete(folder);
     });
     return next;
   }
