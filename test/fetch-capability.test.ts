@@ -3,8 +3,10 @@
 // caps, and secrets the plugin never sees.
 import { createEngine, type JsonValue, type ToolResult } from '@airlock/core';
 import { createSandbox, type Resolver, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 
@@ -194,6 +196,46 @@ describe('fetch capability', () => {
       expect.stringContaining('secrets.U.origins.0'),
     ]);
     expect(goodReport!.problems).toEqual([]);
+  });
+
+  it('binds secrets on the host side: a plugin cannot name another plugin\'s secret and send it to its own origin', async () => {
+    const secret = (origins: string[]) => ({ origins, header: 'Authorization', format: 'Bearer {secret}' });
+    const owner = await pluginFolder('plugins/relay.js', { name: 'owner', capabilities: ['fetch'], network: { allow: [A] }, secrets: { TOKEN: secret([A]) } });
+    const thief = await pluginFolder('plugins/relay.js', { name: 'thief', capabilities: ['fetch'], network: { allow: [B] }, secrets: { TOKEN: secret([B]) } });
+    // Its own tool names, so only the secret stands between the two.
+    await writeFile(join(thief, 'index.js'), (await readFile(join(thief, 'index.js'), 'utf8')).replace(/name: '(\w+)'/g, "name: 'thief_$1'"));
+    const sandboxWith = (TOKEN: NonNullable<SandboxOptions['secrets']>[string]) => {
+      const sandbox = createSandbox({ mode: 'in-process', threads: 1, network: { allow: [A, B] }, secrets: { TOKEN } });
+      opened.push(sandbox);
+      return sandbox;
+    };
+    // Unbound: one plugin may name it; a second does not load, together or later.
+    const unbound = sandboxWith('tok-1234');
+    await expect(unbound.loadPlugins([owner, thief])).rejects.toThrow(/secrets\.TOKEN: plugin .* names this secret too, and the host does not bind it; bind it/);
+    await unbound.loadPlugins([owner]);
+    await expect(unbound.loadPlugins([thief])).rejects.toThrow(/bind it/);
+    // Bound to origins: a manifest sending it elsewhere does not load, naming the path.
+    const byOrigin = sandboxWith({ value: 'tok-1234', origins: [A] });
+    const [ownerReport, thiefReport] = await byOrigin.checkPlugins([owner, thief]);
+    expect(ownerReport!.problems).toEqual([]);
+    expect(thiefReport!.problems).toEqual([expect.stringMatching(new RegExp(`airlock\\.plugin\\.json: secrets\\.TOKEN\\.origins\\.0 \\(${B.replace(/\./g, '\\.')}\\) is outside the origins the host binds this secret to \\(${A.replace(/\./g, '\\.')}\\)$`))]);
+    await expect(byOrigin.loadPlugins([thief])).rejects.toThrow('is outside the origins the host binds this secret to');
+    // Bound to plugins: only those may name it.
+    const byPlugin = sandboxWith({ value: 'tok-1234', plugins: ['owner'] });
+    await expect(byPlugin.loadPlugins([thief])).rejects.toThrow('secrets.TOKEN: the host binds this secret to "owner", not to plugin "thief"');
+    expect(seen).toEqual([]);
+    // The owner still gets its secret where the binding allows.
+    await byPlugin.loadPlugins([owner]);
+    const engine = createEngine({ tools: byPlugin.tools(), policy: { default: 'allow' } });
+    await engine.run([{ id: 'c1', name: 'cap', arguments: JSON.stringify({ name: 'fetch', argument: { url: `${A}/echo` } }) }], { tenant: 'acme' });
+    expect(seen).toEqual([expect.objectContaining({ server: 'a', authorization: 'Bearer tok-1234' })]);
+  });
+
+  it('checks the host\'s secret bindings when the sandbox is created', () => {
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: 'x', origins: ['https://example.com/path'] } } })).toThrow('options.secrets.T.origins.0 must be an origin');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: 'x', plugins: [] } } })).toThrow('options.secrets.T.plugins must be a non-empty list of plugin names');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: '' } } })).toThrow('options.secrets.T.value must be');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: 'x', origin: [A] } as never } })).toThrow('options.secrets.T.origin is not a setting of a secret');
   });
 
   it('checks the host\'s secret values when the sandbox is created', () => {

@@ -17,6 +17,7 @@ export type { PluginToolDescriptor } from './plugin/describe-plugin.js';
 export type { PluginInfo } from './plugin/loaded-plugin.js';
 export { hasSnapshotFlag } from './host/in-process-host.js';
 export type { KvOptions, NetworkOptions, StandardCapabilityOptions, WorkspaceOptions } from './capabilities/standard-capabilities.js';
+export type { HostSecret } from './capabilities/secret-binding.js';
 export type { KvNamespace, KvStore } from './capabilities/kv-store.js';
 export { SqliteKvStore } from './capabilities/sqlite-kv-store.js';
 export { workspaceFolder } from './capabilities/workspace-path.js';

@@ -23,9 +23,11 @@ export const HOST_CAPABILITY_HELP = `  --workspace <dir>   the workspace plugins
                       without it, kv is not offered
   --allow-net <origin> offer fetch, to this origin at most (repeatable; e.g. https://api.example.com,
                       https://*.example.com); a manifest's network.allow is narrowed to these
-  --secret NAME=env:VAR
+  --secret NAME=env:VAR[@origin,origin...]
                       the value of a secret a manifest names, read from an environment variable
-                      (repeatable); the host adds it to requests, the plugin never sees it`;
+                      (repeatable); the host adds it to requests, the plugin never sees it.
+                      @origins binds it: a manifest sending it anywhere else does not load.
+                      Unbound, only one plugin may name it`;
 
 export function standardOptions(values: { workspace?: string | undefined; kv?: string | undefined; 'allow-net'?: string[] | undefined; secret?: string[] | undefined }): StandardCapabilityOptions {
   const workspace = resolve(folderFlag('--workspace', values.workspace) ?? DEFAULT_WORKSPACE_DIR);
@@ -42,16 +44,17 @@ export function standardOptions(values: { workspace?: string | undefined; kv?: s
 }
 
 /** NAME=env:VAR, read now: a missing variable is a usage error, never an empty secret sent later. */
-function secretValues(flags: readonly string[]): Record<string, string> | undefined {
+function secretValues(flags: readonly string[]): NonNullable<StandardCapabilityOptions['secrets']> | undefined {
   if (flags.length === 0) return undefined;
-  const secrets: Record<string, string> = {};
+  const secrets: Record<string, string | { value: string; origins: string[] }> = {};
   for (const flag of flags) {
-    const match = /^([A-Za-z_][A-Za-z0-9_]{0,63})=env:([A-Za-z_][A-Za-z0-9_]*)$/.exec(flag);
-    if (match === null) throw new UsageError(`--secret ${flag}: must be NAME=env:VARIABLE (the value is read from the environment, never from the command line)`);
-    const [, name, variable] = match as unknown as [string, string, string];
+    const match = /^([A-Za-z_][A-Za-z0-9_]{0,63})=env:([A-Za-z_][A-Za-z0-9_]*)(?:@(.+))?$/.exec(flag);
+    if (match === null) throw new UsageError(`--secret ${flag}: must be NAME=env:VARIABLE or NAME=env:VARIABLE@https://origin[,https://origin] (the value is read from the environment, never from the command line)`);
+    const [, name, variable, bound] = match as unknown as [string, string, string, string | undefined];
+    if (Object.hasOwn(secrets, name)) throw new UsageError(`--secret ${name}: given twice`);
     const value = process.env[variable];
     if (value === undefined || value.length === 0) throw new UsageError(`--secret ${name}: environment variable ${variable} is not set`);
-    secrets[name] = value;
+    secrets[name] = bound === undefined ? value : { value, origins: bound.split(',') };
   }
   return secrets;
 }
@@ -74,5 +77,5 @@ function folderFlag(flag: '--workspace' | '--kv', value: string | undefined): st
 
 /** "options.kv: ..." from the sandbox, as the flag the operator typed. */
 export function asFlagMessage(message: string): string {
-  return message.replace(/^options\.network\.allow\.\d+/, '--allow-net').replace(/^options\.(workspace|kv)\b[.\w]*/, '--$1').replace(/^options\.capabilities/, '--capabilities: options.capabilities');
+  return message.replace(/^options\.network\.allow\.\d+/, '--allow-net').replace(/^options\.secrets\.(\w+)[.\w]*/, '--secret $1').replace(/^options\.(workspace|kv)\b[.\w]*/, '--$1').replace(/^options\.capabilities/, '--capabilities: options.capabilities');
 }

@@ -13,6 +13,7 @@ import type { Capability, CapabilityContext } from '../plugin/capability-handler
 import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
 import { isInternalAddress } from './address-check.js';
 import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';
+import type { BoundSecret } from './secret-binding.js';
 
 export const DEFAULT_MAX_REQUESTS_PER_CALL = 10;
 export const DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024;
@@ -37,8 +38,8 @@ export interface FetchSettings {
   readonly allow: readonly OriginPattern[];
   readonly maxRequestsPerCall: number;
   readonly maxResponseBytes: number;
-  /** Secret values by name: a string, or per tenant. */
-  readonly secrets: Readonly<Record<string, string | ((tenant: string) => string | undefined)>>;
+  /** Secret values by name (a string, or per tenant), with the origins and plugins the host binds each to. */
+  readonly secrets: Readonly<Record<string, BoundSecret>>;
   readonly resolve: Resolver;
 }
 
@@ -52,7 +53,7 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
     const allow = (manifest?.network?.allow ?? []).flatMap((text) => parseOrigin(text) ?? []);
     const maxRequests = Math.min(manifest?.network?.maxRequestsPerCall ?? settings.maxRequestsPerCall, settings.maxRequestsPerCall);
     const maxBytes = Math.min(manifest?.network?.maxResponseBytes ?? settings.maxResponseBytes, settings.maxResponseBytes);
-    const secrets = secretsFor(manifest, settings, context.tenant);
+    const secrets = secretsFor(manifest, settings, context.tenant, context.plugin);
     const object = argumentObject(argument, 'fetch');
     let url = parseUrl(stringField(object, 'url', 'fetch'));
     let method = (optionalStringField(object, 'method', 'fetch') ?? 'GET').toUpperCase();
@@ -149,6 +150,8 @@ interface AppliedSecret {
   /** Undefined when the host has no usable value for this tenant: its origins are then refused. */
   readonly value: string | undefined;
   readonly origins: readonly OriginPattern[];
+  /** The host's binding: the secret never goes anywhere else, whatever the manifest lists. */
+  readonly hostOrigins: readonly OriginPattern[] | undefined;
   readonly header: string;
   readonly format: string;
 }
@@ -158,17 +161,19 @@ export function usableSecret(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && !/[\r\n\0]/.test(value);
 }
 
-function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string): AppliedSecret[] {
+function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string, plugin: string): AppliedSecret[] {
   const applied: AppliedSecret[] = [];
   for (const [name, spec] of Object.entries(manifest?.secrets ?? {})) {
-    const source = Object.hasOwn(settings.secrets, name) ? settings.secrets[name] : undefined;
+    const binding = Object.hasOwn(settings.secrets, name) ? settings.secrets[name] : undefined;
+    // Loading refuses a plugin outside the binding; this holds even if a manifest changed since.
+    const source = binding !== undefined && (binding.plugins === undefined || binding.plugins.has(plugin)) ? binding.value : undefined;
     let value: unknown;
     try {
       value = typeof source === 'function' ? source(tenant) : source;
     } catch {
       value = undefined; // the embedder's lookup failed: no value, and no detail for the plugin
     }
-    applied.push({ value: usableSecret(value) ? value : undefined, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), header: spec.header.toLowerCase(), format: spec.format });
+    applied.push({ value: usableSecret(value) ? value : undefined, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), hostOrigins: binding?.origins, header: spec.header.toLowerCase(), format: spec.format });
   }
   return applied;
 }
@@ -183,6 +188,7 @@ function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<stri
   for (const secret of secrets) {
     if (matchOrigin(secret.origins, url) === undefined) continue;
     if (secret.value === undefined) throw new CapabilityRefusal('fetch: a secret this origin needs is not supplied');
+    if (secret.hostOrigins !== undefined && matchOrigin(secret.hostOrigins, url) === undefined) throw new CapabilityRefusal('fetch: a secret this origin names is not bound to it by the host');
     headers[secret.header] = secret.format.split('{secret}').join(secret.value);
   }
   return headers;

@@ -8,8 +8,9 @@ import type { Capability } from '../plugin/capability-handler.js';
 import { DEFAULT_KV_MAX_BYTES, kvCapabilities } from './kv.js';
 import type { KvStore } from './kv-store.js';
 import { logCapability } from './log.js';
-import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, usableSecret, type FetchSettings, type Resolver } from './fetch.js';
+import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, type FetchSettings, type Resolver } from './fetch.js';
 import { parseOrigin } from './network-origins.js';
+import { bindSecrets, type BoundSecret, type HostSecret } from './secret-binding.js';
 import { SqliteKvStore } from './sqlite-kv-store.js';
 import { DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_FILES, workspaceCapabilities } from './workspace.js';
 
@@ -43,8 +44,13 @@ export interface NetworkOptions {
 export interface StandardCapabilityOptions {
   /** Offers `fetch`, to the origins listed here and in the plugin's manifest. */
   readonly network?: NetworkOptions;
-  /** Secret values the host adds to fetch requests where a manifest says (by name; a function answers per tenant). */
-  readonly secrets?: Readonly<Record<string, string | ((tenant: string) => string | undefined)>>;
+  /**
+   * Secret values the host adds to fetch requests where a manifest says (by name; a function
+   * answers per tenant). `{ value, origins, plugins }` binds one: a manifest naming it with
+   * an origin outside `origins`, or from a plugin outside `plugins`, does not load. A secret
+   * bound to neither may be named by one plugin only.
+   */
+  readonly secrets?: Readonly<Record<string, HostSecret>>;
   /** Offers `workspace.*`: a folder (string) or its settings. */
   readonly workspace?: string | WorkspaceOptions;
   /** Offers `kv.*`: a SQLite file (string), or a file or store and settings. */
@@ -53,6 +59,8 @@ export interface StandardCapabilityOptions {
 
 export interface StandardCapabilities {
   readonly capabilities: Record<string, Capability>;
+  /** The host's secrets with their bindings, for the load-time checks. */
+  readonly secrets: Readonly<Record<string, BoundSecret>>;
   close(): Promise<void>;
 }
 
@@ -62,20 +70,11 @@ function positive(value: number | undefined, fallback: number, path: string): nu
   return value;
 }
 
-/** The host's secrets, each a usable header value or a per-tenant function (whose answers are checked per call). */
-function checkedSecrets(secrets: StandardCapabilityOptions['secrets']): FetchSettings['secrets'] {
-  if (secrets === undefined) return {};
-  if (secrets === null || typeof secrets !== 'object' || Array.isArray(secrets)) throw new SandboxError('INVALID_OPTION', 'options.secrets must be an object of secret values by name');
-  for (const [name, value] of Object.entries(secrets)) {
-    if (typeof value !== 'function' && !usableSecret(value)) throw new SandboxError('INVALID_OPTION', `options.secrets.${name} must be a non-empty string without line breaks, or a function of the tenant`);
-  }
-  return { ...secrets };
-}
-
 /** Builds the configured standard capabilities; `manifestOf` finds a loaded plugin's manifest by name. */
 export function standardCapabilities(options: StandardCapabilityOptions, manifestOf: (plugin: string) => PluginManifest | undefined): StandardCapabilities {
   const capabilities: Record<string, Capability> = { log: logCapability };
   const closers: (() => void | Promise<void>)[] = [];
+  const secrets = bindSecrets(options.secrets);
   if (options.workspace !== undefined) {
     const given = typeof options.workspace === 'string' ? { dir: options.workspace } : options.workspace;
     if (typeof given.dir !== 'string' || given.dir.length === 0) throw new SandboxError('INVALID_OPTION', 'options.workspace.dir must name a folder');
@@ -112,7 +111,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
       allow,
       maxRequestsPerCall: positive(options.network.maxRequestsPerCall, DEFAULT_MAX_REQUESTS_PER_CALL, 'options.network.maxRequestsPerCall'),
       maxResponseBytes: Math.min(positive(options.network.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'options.network.maxResponseBytes'), MAX_RESPONSE_BYTES_CAP),
-      secrets: checkedSecrets(options.secrets),
+      secrets,
       resolve: options.network.resolve ?? systemResolver,
     };
     capabilities.fetch = fetchCapability(settings, (plugin) => manifestOf(plugin));
@@ -121,6 +120,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
   }
   return {
     capabilities,
+    secrets,
     async close() {
       for (const close of closers) await close();
     },
