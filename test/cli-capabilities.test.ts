@@ -48,6 +48,8 @@ describe('--workspace and --kv', () => {
     [['--allow-net', 'https://example.com/path'], '--allow-net must be an origin'],
     [['--secret', 'T=plain'], '--secret T=plain: must be NAME=env:VARIABLE'],
     [['--secret', 'T=env:AIRLOCK_UNSET_VARIABLE', '--allow-net', 'https://example.com'], '--secret T: environment variable AIRLOCK_UNSET_VARIABLE is not set'],
+    [['--secret', 'T=env:HOME@https://example.com/path', '--allow-net', 'https://example.com'], '--secret T must be an origin'],
+    [['--secret', 'T=env:HOME', '--secret', 'T=env:PATH', '--allow-net', 'https://example.com'], '--secret T: given twice'],
   ])('%j is exit 2 with one line', async (flags, message) => {
     const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', ...flags]);
     expect(code).toBe(2);
@@ -83,6 +85,18 @@ describe('--workspace and --kv', () => {
       expect(code).toBe(0);
       expect(JSON.parse(stdout).results[0]).toMatchObject({ isError: false, value: { status: 200, body: '{"authorization":"Bearer [REDACTED]"}' } });
       expect(stdout).not.toContain('tok-123456');
+    });
+
+    it('--secret NAME=env:VAR@origin binds the secret: a manifest sending it elsewhere does not load', async () => {
+      const env = { env: { AIRLOCK_TEST_TOKEN: 'tok-123456' } };
+      const bound = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--secret', `TOKEN=env:AIRLOCK_TEST_TOKEN@${origin}`, '--json'], env);
+      expect(bound.code).toBe(0);
+      expect(JSON.parse(bound.stdout).results[0]).toMatchObject({ isError: false, value: { body: '{"authorization":"Bearer [REDACTED]"}' } });
+      const sent = requests;
+      const elsewhere = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--secret', 'TOKEN=env:AIRLOCK_TEST_TOKEN@https://api.example.com,https://*.example.org', '--json'], env);
+      expect(elsewhere.code).not.toBe(0);
+      expect(oneLine(elsewhere.stderr)).toContain(`secrets.TOKEN.origins.0 (${origin}) is outside the origins the host binds this secret to (https://api.example.com, https://*.example.org)`);
+      expect(requests).toBe(sent);
     });
 
     it('an origin --allow-net does not name is refused in the plugin', async () => {
