@@ -48,6 +48,8 @@ describe('--workspace and --kv', () => {
     [['--allow-net', 'https://example.com/path'], '--allow-net must be an origin'],
     [['--secret', 'T=plain'], '--secret T=plain: must be NAME=env:VARIABLE'],
     [['--secret', 'T=env:AIRLOCK_UNSET_VARIABLE', '--allow-net', 'https://example.com'], '--secret T: environment variable AIRLOCK_UNSET_VARIABLE is not set'],
+    [['--allow-internal', 'db.internal'], '--allow-internal needs --allow-net'],
+    [['--allow-internal', 'http://db.internal', '--allow-net', 'http://db.internal'], '--allow-internal must be a host name'],
     [['--secret', 'T=env:HOME@https://example.com/path', '--allow-net', 'https://example.com'], '--secret T must be an origin'],
     [['--secret', 'T=env:HOME', '--secret', 'T=env:PATH', '--allow-net', 'https://example.com'], '--secret T: given twice'],
   ])('%j is exit 2 with one line', async (flags, message) => {

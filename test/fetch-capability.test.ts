@@ -103,6 +103,24 @@ describe('fetch capability', () => {
     expect(seen).toEqual([]);
   });
 
+  it('an exact DNS name in both allowlists still may not resolve to internal addresses, unless the host opts in for it', async () => {
+    const resolve = resolver({ 'vendor.test': ['127.0.0.1'], 'metadata.test': ['169.254.169.254'], 'private.test': ['10.0.0.5'], localhost: ['127.0.0.1'] });
+    const allow = [`http://vendor.test:${portA}`, 'http://metadata.test', 'http://private.test', `http://localhost:${portA}`, A];
+    const { fetch } = await open({ network: { allow } }, { network: { allow, resolve } });
+    for (const url of [`http://vendor.test:${portA}/hello`, 'http://metadata.test/latest/meta-data/', 'http://private.test/']) {
+      expect(await fetch({ url }), url).toEqual({ ok: false, error: 'capability fetch failed' });
+    }
+    expect(seen).toEqual([]);
+    // IP-literal origins and localhost name the internal address themselves: allowed.
+    expect(await fetch({ url: `${A}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+    expect(await fetch({ url: `http://localhost:${portA}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+    await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+    const optedIn = await open({ network: { allow } }, { network: { allow, resolve, allowInternal: ['VENDOR.test'] } });
+    expect(await optedIn.fetch({ url: `http://vendor.test:${portA}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+    expect(await optedIn.fetch({ url: 'http://metadata.test/' })).toMatchObject({ ok: false });
+    expect(() => createSandbox({ network: { allow, allowInternal: ['http://vendor.test'] } })).toThrow('options.network.allowInternal.0 must be a host name');
+  });
+
   it('re-checks every redirect hop, and stops after five', async () => {
     const { fetch } = await open({ network: { allow: [A] } }, { network: { allow: [A, B] } });
     expect(await fetch({ url: `${A}/redirect?to=${encodeURIComponent(`${B}/hello`)}` })).toMatchObject({ ok: false });

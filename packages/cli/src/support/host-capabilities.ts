@@ -14,6 +14,7 @@ export const HOST_CAPABILITY_FLAGS = {
   workspace: { type: 'string' },
   kv: { type: 'string' },
   'allow-net': { type: 'string', multiple: true },
+  'allow-internal': { type: 'string', multiple: true },
   secret: { type: 'string', multiple: true },
 } as const;
 
@@ -23,22 +24,28 @@ export const HOST_CAPABILITY_HELP = `  --workspace <dir>   the workspace plugins
                       without it, kv is not offered
   --allow-net <origin> offer fetch, to this origin at most (repeatable; e.g. https://api.example.com,
                       https://*.example.com); a manifest's network.allow is narrowed to these
+  --allow-internal <host>
+                      let this DNS name, when --allow-net and the manifest name it exactly,
+                      resolve to loopback, private or link-local addresses (repeatable). Without
+                      it only IP-literal origins and localhost may reach internal addresses
   --secret NAME=env:VAR[@origin,origin...]
                       the value of a secret a manifest names, read from an environment variable
                       (repeatable); the host adds it to requests, the plugin never sees it.
                       @origins binds it: a manifest sending it anywhere else does not load.
                       Unbound, only one plugin may name it`;
 
-export function standardOptions(values: { workspace?: string | undefined; kv?: string | undefined; 'allow-net'?: string[] | undefined; secret?: string[] | undefined }): StandardCapabilityOptions {
+export function standardOptions(values: { workspace?: string | undefined; kv?: string | undefined; 'allow-net'?: string[] | undefined; 'allow-internal'?: string[] | undefined; secret?: string[] | undefined }): StandardCapabilityOptions {
   const workspace = resolve(folderFlag('--workspace', values.workspace) ?? DEFAULT_WORKSPACE_DIR);
   const kv = folderFlag('--kv', values.kv);
   const allow = values['allow-net'] ?? [];
   const secrets = secretValues(values.secret ?? []);
   if (secrets !== undefined && allow.length === 0) throw new UsageError('--secret needs --allow-net: secrets go only into fetch requests');
+  const allowInternal = values['allow-internal'] ?? [];
+  if (allowInternal.length > 0 && allow.length === 0) throw new UsageError('--allow-internal needs --allow-net: it widens what fetch may reach');
   return {
     workspace,
     ...(kv === undefined ? {} : { kv: resolve(kv) }),
-    ...(allow.length === 0 ? {} : { network: { allow } }),
+    ...(allow.length === 0 ? {} : { network: { allow, ...(allowInternal.length === 0 ? {} : { allowInternal }) } }),
     ...(secrets === undefined ? {} : { secrets }),
   };
 }
@@ -77,5 +84,5 @@ function folderFlag(flag: '--workspace' | '--kv', value: string | undefined): st
 
 /** "options.kv: ..." from the sandbox, as the flag the operator typed. */
 export function asFlagMessage(message: string): string {
-  return message.replace(/^options\.network\.allow\.\d+/, '--allow-net').replace(/^options\.secrets\.(\w+)[.\w]*/, '--secret $1').replace(/^options\.(workspace|kv)\b[.\w]*/, '--$1').replace(/^options\.capabilities/, '--capabilities: options.capabilities');
+  return message.replace(/^options\.network\.allow\.\d+/, '--allow-net').replace(/^options\.network\.allowInternal[.\d]*/, '--allow-internal').replace(/^options\.secrets\.(\w+)[.\w]*/, '--secret $1').replace(/^options\.(workspace|kv)\b[.\w]*/, '--$1').replace(/^options\.capabilities/, '--capabilities: options.capabilities');
 }

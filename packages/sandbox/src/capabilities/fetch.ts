@@ -41,6 +41,8 @@ export interface FetchSettings {
   /** Secret values by name (a string, or per tenant), with the origins and plugins the host binds each to. */
   readonly secrets: Readonly<Record<string, BoundSecret>>;
   readonly resolve: Resolver;
+  /** DNS names (lowercase) whose internal answers the host accepts, when both allowlists name them exactly. */
+  readonly allowInternal: ReadonlySet<string>;
 }
 
 export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
@@ -90,8 +92,11 @@ async function oneHop(url: URL, method: string, headers: Record<string, string>,
   const hosted = matchOrigin(settings.allow, url);
   if (granted === undefined || hosted === undefined) throw new CapabilityRefusal('fetch: origin not allowed');
   const hostname = unbracket(url.hostname).toLowerCase();
-  // Internal addresses only when both allowlists name this very host (never by wildcard).
-  const exact = !granted.wildcard && !hosted.wildcard;
+  // Internal addresses only when both allowlists name this very host (never by wildcard), and
+  // the host is an address or localhost: a DNS name's owner can answer 127.0.0.1 or the
+  // metadata address at will, so a DNS name reaches internal addresses only when the host
+  // opted in for it by name (network.allowInternal).
+  const exact = !granted.wildcard && !hosted.wildcard && (isIP(hostname) !== 0 || hostname === 'localhost' || settings.allowInternal.has(hostname));
   const addresses = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await settings.resolve(hostname);
   if (addresses.length === 0) throw new CapabilityRefusal('fetch: host does not resolve');
   if (!exact && addresses.some((entry) => isInternalAddress(entry.address))) throw new CapabilityRefusal('fetch: internal address refused');

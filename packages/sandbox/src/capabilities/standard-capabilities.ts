@@ -39,6 +39,12 @@ export interface NetworkOptions {
   readonly maxResponseBytes?: number;
   /** Resolves host names (default: the OS resolver); every address it gives is checked. */
   readonly resolve?: Resolver;
+  /**
+   * DNS names that may resolve to internal addresses (loopback, private, link-local), when
+   * both allowlists name them exactly. Without this only IP-literal origins and localhost
+   * may: whoever runs a name's DNS could point it at your internal services.
+   */
+  readonly allowInternal?: readonly string[];
 }
 
 export interface StandardCapabilityOptions {
@@ -68,6 +74,15 @@ function positive(value: number | undefined, fallback: number, path: string): nu
   if (value === undefined) return fallback;
   if (!(Number.isSafeInteger(value) && value > 0)) throw new SandboxError('INVALID_OPTION', `${path} must be a positive integer`);
   return value;
+}
+
+function internalHosts(names: readonly string[] | undefined): ReadonlySet<string> {
+  if (names === undefined) return new Set();
+  if (!Array.isArray(names)) throw new SandboxError('INVALID_OPTION', 'options.network.allowInternal must be a list of host names');
+  return new Set(names.map((name: unknown, index) => {
+    if (typeof name !== 'string' || !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(name)) throw new SandboxError('INVALID_OPTION', `options.network.allowInternal.${index} must be a host name like "db.internal" (no scheme, port or wildcard)`);
+    return name.toLowerCase();
+  }));
 }
 
 /** Builds the configured standard capabilities; `manifestOf` finds a loaded plugin's manifest by name. */
@@ -113,6 +128,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
       maxResponseBytes: Math.min(positive(options.network.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'options.network.maxResponseBytes'), MAX_RESPONSE_BYTES_CAP),
       secrets,
       resolve: options.network.resolve ?? systemResolver,
+      allowInternal: internalHosts(options.network.allowInternal),
     };
     capabilities.fetch = fetchCapability(settings, (plugin) => manifestOf(plugin));
   } else if (options.secrets !== undefined) {
