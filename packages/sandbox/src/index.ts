@@ -19,6 +19,7 @@ export { hasSnapshotFlag } from './host/in-process-host.js';
 export type { KvOptions, NetworkOptions, StandardCapabilityOptions, WorkspaceOptions } from './capabilities/standard-capabilities.js';
 export type { HostSecret } from './capabilities/secret-binding.js';
 export type { KvNamespace, KvStore } from './capabilities/kv-store.js';
+export { entryCharge, KV_ENTRY_OVERHEAD_BYTES } from './capabilities/kv-store.js';
 export { SqliteKvStore } from './capabilities/sqlite-kv-store.js';
 export { workspaceFolder } from './capabilities/workspace-path.js';
 export type { Resolver } from './capabilities/fetch.js';

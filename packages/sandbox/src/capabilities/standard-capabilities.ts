@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { SandboxError } from '../errors/sandbox-error.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { Capability } from '../plugin/capability-handler.js';
-import { DEFAULT_KV_MAX_BYTES, kvCapabilities } from './kv.js';
+import { DEFAULT_KV_MAX_BYTES, DEFAULT_KV_MAX_KEYS, kvCapabilities } from './kv.js';
 import type { KvStore } from './kv-store.js';
 import { logCapability } from './log.js';
 import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, type FetchSettings, type Resolver } from './fetch.js';
@@ -27,8 +27,10 @@ export interface KvOptions {
   /** A SQLite file (created when missing), or your own store. One of the two. */
   readonly file?: string;
   readonly store?: KvStore;
-  /** Most bytes of keys and values per tenant+plugin (default 10 MiB); manifests may ask for less. */
+  /** Most bytes per tenant+plugin (default 10 MiB): keys and values, plus tenant, plugin and 32 bytes per entry; manifests may ask for less. */
   readonly maxBytes?: number;
+  /** Most keys per tenant+plugin (default 10000); manifests may ask for less. */
+  readonly maxKeys?: number;
 }
 
 export interface NetworkOptions {
@@ -103,7 +105,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
   if (options.kv !== undefined) {
     const given: KvOptions = typeof options.kv === 'string' ? { file: options.kv } : options.kv;
     if ((given.file === undefined) === (given.store === undefined)) throw new SandboxError('INVALID_OPTION', 'options.kv needs a file or a store (one of the two)');
-    const maxBytes = positive(given.maxBytes, DEFAULT_KV_MAX_BYTES, 'options.kv.maxBytes');
+    const limits = { maxBytes: positive(given.maxBytes, DEFAULT_KV_MAX_BYTES, 'options.kv.maxBytes'), maxKeys: positive(given.maxKeys, DEFAULT_KV_MAX_KEYS, 'options.kv.maxKeys') };
     let store: KvStore;
     if (given.store !== undefined) store = given.store;
     else {
@@ -114,7 +116,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
       }
       closers.push(() => store.close?.());
     }
-    Object.assign(capabilities, kvCapabilities(store, maxBytes, (plugin) => manifestOf(plugin)?.kv?.maxBytes));
+    Object.assign(capabilities, kvCapabilities(store, limits, (plugin) => manifestOf(plugin)?.kv));
   }
   if (options.network !== undefined) {
     const allow = (options.network.allow ?? []).map((text, index) => {
