@@ -27,6 +27,15 @@ function serve(name: 'a' | 'b'): Promise<Server> {
       const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
       return void res.setHeader('x-token', encodeURIComponent(token)).end(JSON.stringify(token).replace(/\//g, '\\/') + Buffer.from(token).toString('base64'));
     }
+    // Echoes the token as a sly server might: in a header name, base64 of the whole header value
+    // and of the token at every alignment inside longer text, percent-encoded in lower case.
+    if (url.pathname === '/sly') {
+      const header = req.headers.authorization ?? '';
+      const token = header.replace(/^Bearer /, '');
+      if (/^\w+$/.test(token)) res.setHeader(`x-echo-${token}`, 'name');
+      const b64 = (text: string) => Buffer.from(text).toString('base64');
+      return void res.end([b64(header), b64(`a${token}z`), b64(`ab${token}yz`), b64(`abc${token}`), b64(`{"auth":"${header}"}`), encodeURIComponent(token).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())].join('\n'));
+    }
     if (url.pathname === '/big') return void res.end('x'.repeat(100_000));
     if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
     if (url.pathname === '/loop') return void res.writeHead(302, { location: `/loop?n=${Number(url.searchParams.get('n') ?? 0) + 1}` }).end();
@@ -187,6 +196,27 @@ describe('fetch capability', () => {
     expect(answer).toMatchObject({ ok: true, value: { status: 200, headers: { 'x-token': '[REDACTED]' } } });
     expect(answer.value!.body).toBe('"[REDACTED]"[REDACTED]');
     expect(seen.at(-1)).toMatchObject({ authorization: `Bearer ${token}` });
+  });
+
+  it('redacts an echo in header names, base64 of the sent header value and at every alignment, lower-case percent-encoding, and drops content-length', async () => {
+    for (const token of ['Zq9xT7mK2pLw4vRb8nYc', 'tok/with+odd=chars"x']) {
+      const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+      const { fetch } = await open(manifest, { network: { allow: [A] }, secrets: { API_TOKEN: token } });
+      const answer = await fetch({ url: `${A}/sly` });
+      expect(answer).toMatchObject({ ok: true, value: { status: 200 } });
+      expect(answer.value!.headers['content-length']).toBeUndefined();
+      const seenByPlugin = JSON.stringify(answer);
+      expect(seenByPlugin).not.toContain(token);
+      // Nothing of the token left in any line once decoded: each line holds [REDACTED] instead.
+      const lines = answer.value!.body.split('\n');
+      expect(lines).toHaveLength(6);
+      for (const line of lines) {
+        expect(line, line).toContain('[REDACTED]');
+        expect(Buffer.from(line, 'base64').toString('latin1')).not.toContain(token);
+      }
+      if (token.startsWith('Zq')) expect(Object.keys(answer.value!.headers)).toContain('x-echo-[REDACTED]');
+      await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+    }
   });
 
   it('warns, at check and at load, of a secret the manifest names that the host does not supply', async () => {

@@ -23,7 +23,7 @@ const MAX_REDIRECTS = 5;
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Headers only the host sets: framing, routing and connection management. */
-export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'accept-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
 
 /** Resolves a host name to its addresses; the default asks the OS (tests pass their own). */
 export type Resolver = (hostname: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
@@ -66,7 +66,8 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
       const count = (requestCounts.get(context) ?? 0) + 1;
       requestCounts.set(context, count);
       if (count > maxRequests) throw new CapabilityRefusal('fetch: too many requests in this call');
-      const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url) }, body, allow, settings, maxBytes, context.signal);
+      // identity: a compressed echo of a secret would pass the redaction unread.
+      const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url), 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
       const location = response.location;
       if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets);
       if (hop >= MAX_REDIRECTS) throw new CapabilityRefusal('fetch: too many redirects');
@@ -199,18 +200,56 @@ function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<stri
   return headers;
 }
 
-/** Every secret value this call could send, replaced wherever the answer echoes it. */
+/** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */
 function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
-  // The value as an echo may spell it: raw, JSON-escaped (with "/" escaped too, as PHP
-  // writes it), percent-encoded, base64. Longest first, so no variant is half-replaced.
-  const values = [...new Set(secrets.flatMap((secret) => (secret.value === undefined ? [] : spellings(secret.value))))].sort((x, y) => y.length - x.length);
-  const scrub = (text: string): string => values.reduce((current, value) => current.split(value).join('[REDACTED]'), text);
+  const sent = secrets.flatMap((secret) => (secret.value === undefined ? [] : [{ value: secret.value, header: secret.format.split('{secret}').join(secret.value) }]));
+  const scrub = scrubber(sent, '');
+  // Header names arrive in lower case: matched without regard to case.
+  const scrubName = scrubber(sent, 'i');
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(answer.headers)) headers[name] = scrub(value);
+  for (const [name, value] of Object.entries(answer.headers)) {
+    // The body the plugin sees may be shorter than the one sent: a length would not match it, and
+    // the difference would tell how much was redacted.
+    if (name === 'content-length') continue;
+    headers[scrubName(name)] = scrub(value);
+  }
   return { status: answer.status, headers, body: scrub(answer.body) };
 }
 
-function spellings(value: string): string[] {
-  const json = JSON.stringify(value).slice(1, -1);
-  return [value, json, json.split('/').join('\\/'), encodeURIComponent(value), Buffer.from(value, 'utf8').toString('base64')];
+/**
+ * Replaces every spelling of the sent values an echo may use: raw, JSON-escaped (with "/" escaped
+ * too, as PHP writes it), percent-encoded in either case, and base64 (and base64url) at each
+ * of the three alignments a value can take inside a longer encoded text. Longest first, so
+ * no spelling is half-replaced.
+ */
+function scrubber(sent: readonly { value: string; header: string }[], flags: '' | 'i'): (text: string) => string {
+  const literals = new Set<string>();
+  const percent = new Set<string>();
+  for (const { value, header } of sent) {
+    const json = JSON.stringify(value).slice(1, -1);
+    literals.add(value).add(json).add(json.split('/').join('\\/'));
+    percent.add(encodeURIComponent(value));
+    // The header as sent ("Bearer <value>") encodes differently from the value alone.
+    for (const encoded of [...base64Spellings(value), ...base64Spellings(header)]) literals.add(encoded).add(encoded.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const alternatives = [...[...literals].map(escape), ...[...percent].map((text) => escape(text).replace(/%([0-9A-F]{2})/g, (_, hex: string) => `%(?:${hex}|${hex.toLowerCase()})`))];
+  if (alternatives.length === 0) return (text) => text;
+  // Literal by length; percent forms may also match in lower case. One pass, leftmost longest.
+  const pattern = new RegExp([...new Set(alternatives)].sort((x, y) => y.length - x.length).join('|'), `g${flags}`);
+  return (text) => text.replace(pattern, '[REDACTED]');
+}
+
+/** The value's base64 as a whole, and the part of it fixed whatever bytes precede it (offset 0, 1 or 2 in its group of three). */
+function base64Spellings(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const spellings = [bytes.toString('base64')];
+  for (let offset = 0; offset < 3; offset += 1) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    // Drop the group the preceding bytes share, and the last group, which the following bytes share.
+    const stable = encoded.slice(offset === 0 ? 0 : 4, Math.floor((offset + bytes.length) / 3) * 4);
+    // Too short a run would redact by coincidence; the whole value's spelling still stands.
+    if (stable.length >= 8) spellings.push(stable);
+  }
+  return spellings;
 }
