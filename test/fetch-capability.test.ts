@@ -102,10 +102,12 @@ describe('fetch capability', () => {
   });
 
   it('refuses loopback and metadata addresses reached through a wildcard, whatever DNS says', async () => {
-    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'], 'hexmapped.test': ['::ffff:7f00:1'], 'compat.test': ['::7f00:1'] });
+    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'], 'hexmapped.test': ['::ffff:7f00:1'], 'compat.test': ['::7f00:1'],
+      // IPv6 translation prefixes: SIIT, NAT64 (well-known, local-use), 6to4 carrying 127.0.0.1 and the metadata address, Teredo.
+      'siit.test': ['::ffff:0:7f00:1'], 'nat64.test': ['64:ff9b::a9fe:a9fe'], 'nat64local.test': ['64:ff9b:1::a00:1'], 'sixtofour.test': ['2002:7f00:1::1'], 'sixtofourmeta.test': ['2002:a9fe:a9fe::'], 'teredo.test': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'] });
     const allow = [`http://*.test:${portA}`, 'http://*.test'];
     const { fetch } = await open({ network: { allow } }, { network: { allow, resolve } });
-    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test', 'hexmapped.test', 'compat.test']) {
+    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test', 'hexmapped.test', 'compat.test', 'siit.test', 'nat64.test', 'nat64local.test', 'sixtofour.test', 'sixtofourmeta.test', 'teredo.test']) {
       expect(await fetch({ url: `http://${host}:${portA}/hello` }), host).toMatchObject({ ok: false });
     }
     expect(await fetch({ url: 'http://169.254.169.254/latest/meta-data/' })).toMatchObject({ ok: false });
