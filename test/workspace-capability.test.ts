@@ -69,6 +69,15 @@ describe('workspace capability', () => {
     expect(await readdir(tenantDir).catch(() => [])).toEqual([]);
   });
 
+  it('names that only start with dots are names: "...", "..foo", ".hidden"', async () => {
+    const { cap, tenantDir } = await open();
+    for (const path of ['...', '..foo', '..dir/..bar.txt', '.hidden']) {
+      expect(await cap('workspace.write', { path, content: path }), path).toMatchObject({ ok: true });
+      expect(await cap('workspace.read', { path }), path).toMatchObject({ ok: true, value: { content: path } });
+    }
+    expect((await readdir(tenantDir)).sort()).toEqual(['...', '..dir', '..foo', '.hidden']);
+  });
+
   it('never follows a symlink out: not as a folder, not as the file, not for list', async () => {
     const { cap, tenantDir } = await open();
     await cap('workspace.write', { path: 'seed.txt', content: 'x' });

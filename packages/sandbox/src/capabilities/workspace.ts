@@ -10,7 +10,7 @@ import type { JsonObject, JsonValue } from '@airlock/core';
 import { randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { lstat, mkdir, open, opendir, realpath, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { join, relative, isAbsolute } from 'node:path';
+import { join, relative, isAbsolute, sep } from 'node:path';
 import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, optionalStringField, stringField } from './capability-argument.js';
 import { TEMP_PREFIX, tenantFolderName, workspaceSegments } from './workspace-path.js';
@@ -268,7 +268,8 @@ async function assertSame(handle: FileHandle, path: string, root: string): Promi
 
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  // Only ".." itself climbs: "...", "..foo" are names like any other.
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 async function missingDirectories(root: string, segments: readonly string[]): Promise<number> {
