@@ -1,6 +1,6 @@
 // The CLI's standard capabilities: the demo's write_file writes into the workspace folder it
 // names, --kv persists, and bad values of either flag are one-line usage errors.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
@@ -26,6 +26,26 @@ describe('--workspace and --kv', () => {
     expect(results.find((result) => result.callId === 'call_hosts')).toMatchObject({ isError: true, error: { code: 'PERMISSION_DENIED' } });
     expect(await readFile(join(workspace, 'acme', 'notes', 'release-0.1.md'), 'utf8')).toBe('# Airlock 0.1\n\nSandboxed plugins.');
     expect(stderr).toContain(`airlock: workspace files are in ${join(workspace, 'acme')}`);
+  });
+
+  it('the default workspace is private to this user: its folder 0700, files 0600, and a folder someone else could write is refused', async () => {
+    const temp = join(base, 'tmp');
+    await mkdir(temp);
+    const env = { env: { TMPDIR: temp } };
+    const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', '--tenant', 'acme', '--json'], env);
+    expect(code).toBe(0);
+    const where = /workspace files are in (\S+)/.exec(stderr)![1]!;
+    expect(where.startsWith(temp)).toBe(true);
+    const mode = async (path: string) => (await stat(path)).mode & 0o777;
+    expect(await mode(join(where, '..', '..'))).toBe(0o700);
+    expect(await mode(where)).toBe(0o700);
+    expect(await mode(join(where, 'notes'))).toBe(0o700);
+    expect(await mode(join(where, 'notes', 'release-0.1.md'))).toBe(0o600);
+    // Made by someone else, writable by others: not used.
+    await chmod(join(where, '..', '..'), 0o777);
+    const refused = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', '--json'], env);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toContain("(the default workspace's folder) is not a private folder of this user's; remove it or pass --workspace <dir>");
   });
 
   it('checks a plugin granted kv only when --kv offers it', async () => {

@@ -3,12 +3,14 @@
 // demo's write_file writes somewhere real and harmless); kv only with a file, since it
 // persists state; fetch only to the origins --allow-net names.
 import type { StandardCapabilityOptions } from '@airlock/sandbox';
-import { statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdirSync, statSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { UsageError } from './usage-error.js';
 
-export const DEFAULT_WORKSPACE_DIR = join(tmpdir(), 'airlock-workspace');
+/** Under a folder of this user's own (created 0700, checked before use), so no other user can claim or read it. */
+const PRIVATE_TEMP = join(tmpdir(), `airlock-${process.getuid?.() ?? userInfo().username}`);
+export const DEFAULT_WORKSPACE_DIR = join(PRIVATE_TEMP, 'airlock-workspace');
 
 export const HOST_CAPABILITY_FLAGS = {
   workspace: { type: 'string' },
@@ -35,7 +37,9 @@ export const HOST_CAPABILITY_HELP = `  --workspace <dir>   the workspace plugins
                       Unbound, only one plugin may name it`;
 
 export function standardOptions(values: { workspace?: string | undefined; kv?: string | undefined; 'allow-net'?: string[] | undefined; 'allow-internal'?: string[] | undefined; secret?: string[] | undefined }): StandardCapabilityOptions {
-  const workspace = resolve(folderFlag('--workspace', values.workspace) ?? DEFAULT_WORKSPACE_DIR);
+  const flagged = folderFlag('--workspace', values.workspace);
+  if (flagged === undefined) privateTemp();
+  const workspace = resolve(flagged ?? DEFAULT_WORKSPACE_DIR);
   const kv = folderFlag('--kv', values.kv);
   const allow = values['allow-net'] ?? [];
   const secrets = secretValues(values.secret ?? []);
@@ -64,6 +68,20 @@ function secretValues(flags: readonly string[]): NonNullable<StandardCapabilityO
     secrets[name] = bound === undefined ? value : { value, origins: bound.split(',') };
   }
   return secrets;
+}
+
+/** The default workspace's parent: created 0700, or if it exists, a real folder of this user's that no one else can write. */
+function privateTemp(): void {
+  try {
+    mkdirSync(PRIVATE_TEMP, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new UsageError(`cannot create ${PRIVATE_TEMP} for the default workspace (${(error as Error).message}); pass --workspace <dir>`);
+  }
+  const info = lstatSync(PRIVATE_TEMP);
+  const uid = process.getuid?.();
+  if (!info.isDirectory() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) {
+    throw new UsageError(`${PRIVATE_TEMP} (the default workspace's folder) is not a private folder of this user's; remove it or pass --workspace <dir>`);
+  }
 }
 
 /** An empty value or one naming the wrong kind of thing is a usage error now, not a failing call later. */

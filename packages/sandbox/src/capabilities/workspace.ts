@@ -108,7 +108,7 @@ class Workspace {
       if (usage.entries + missing + (existing === undefined ? 1 : 0) > quota.maxFiles) throw new CapabilityRefusal('workspace file quota exceeded');
       await using parent = await directory(root, dirs, true);
       const temp = parent.child(`${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
-      const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+      const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
       try {
         try {
           await assertSame(handle, temp, root);
@@ -178,10 +178,14 @@ class Workspace {
 
   /** The tenant's folder, created on first use, as a real path (no symlink in it). */
   async #tenantRoot(tenant: string): Promise<string> {
-    await mkdir(this.#settings.dir, { recursive: true });
+    // Private to this user: folders 0700, files 0600 (the umask may narrow, never widen).
+    await mkdir(this.#settings.dir, { recursive: true, mode: 0o700 });
     const base = await realpath(this.#settings.dir);
+    // A base another user made (say in /tmp, before us) is theirs to rename and swap in: refused.
+    const uid = process.getuid?.();
+    if (uid !== undefined && uid !== 0 && (await lstat(base)).uid !== uid) throw new CapabilityRefusal('workspace folder is owned by another user');
     const root = join(base, tenantFolderName(tenant));
-    await mkdir(root).catch((error: NodeJS.ErrnoException) => {
+    await mkdir(root, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
     const info = await lstat(root);
@@ -241,7 +245,7 @@ async function directory(root: string, segments: readonly string[], create: bool
         handle = await open(next, FOLDER_FLAGS);
       } catch (error) {
         if (!isMissing(error) || !create) throw error;
-        await mkdir(next).catch((made: NodeJS.ErrnoException) => {
+        await mkdir(next, { mode: 0o700 }).catch((made: NodeJS.ErrnoException) => {
           if (made.code !== 'EEXIST') throw made;
         });
         handle = await open(next, FOLDER_FLAGS);
