@@ -98,7 +98,7 @@ async function oneHop(url: URL, method: string, headers: Record<string, string>,
   // metadata address at will, so a DNS name reaches internal addresses only when the host
   // opted in for it by name (network.allowInternal).
   const exact = !granted.wildcard && !hosted.wildcard && (isIP(hostname) !== 0 || hostname === 'localhost' || settings.allowInternal.has(hostname));
-  const addresses = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await settings.resolve(hostname);
+  const addresses = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await untilAborted(settings.resolve(hostname), signal);
   if (addresses.length === 0) throw new CapabilityRefusal('fetch: host does not resolve');
   if (!exact && addresses.some((entry) => isInternalAddress(entry.address))) throw new CapabilityRefusal('fetch: internal address refused');
   const chosen = addresses[0] as { address: string; family: number };
@@ -127,6 +127,15 @@ async function oneHop(url: URL, method: string, headers: Record<string, string>,
   } finally {
     void agent.destroy().catch(() => undefined);
   }
+}
+
+/** A resolver that never answers holds the host's work no longer than the call lasts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(new CapabilityRefusal('fetch: cancelled'));
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
 
 function parseUrl(text: string): URL {
