@@ -53,6 +53,8 @@ describe('workspace capability', () => {
     expect(await cap('workspace.stat', { path: 'notes/todo.md' })).toMatchObject({ ok: true, value: { exists: true, type: 'file', bytes: 12 } });
     expect(await cap('workspace.delete', { path: 'notes/todo.md' })).toMatchObject({ ok: true, value: { deleted: true } });
     expect(await cap('workspace.stat', { path: 'notes/todo.md' })).toMatchObject({ ok: true, value: { exists: false } });
+    // Deleting under a folder that does not exist deletes nothing, like a missing file.
+    expect(await cap('workspace.delete', { path: 'gone/todo.md' })).toEqual({ ok: true, value: { path: 'gone/todo.md', deleted: false } });
   });
 
   it('refuses every path that could name a place outside the folder, with a generic error', async () => {

@@ -149,7 +149,15 @@ class Workspace {
   remove(context: CapabilityContext, segments: string[]): Promise<JsonValue> {
     return this.#serial(tenantFolderName(context.tenant), async () => {
       const root = await this.#tenantRoot(context.tenant);
-      await using parent = await directory(root, segments.slice(0, -1), false);
+      let opened: Folder;
+      try {
+        opened = await directory(root, segments.slice(0, -1), false);
+      } catch (error) {
+        // No folder on the way: nothing to delete, as when the file alone is missing.
+        if (isMissing(error)) return { path: segments.join('/'), deleted: false };
+        throw error;
+      }
+      await using parent = opened;
       const target = parent.child(segments.at(-1) as string);
       const info = await lstatOrUndefined(target);
       if (info === undefined) return { path: segments.join('/'), deleted: false };
