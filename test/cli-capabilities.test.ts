@@ -1,6 +1,6 @@
 // The CLI's standard capabilities: the demo's write_file writes into the workspace folder it
 // names, --kv persists, and bad values of either flag are one-line usage errors.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
@@ -28,6 +28,26 @@ describe('--workspace and --kv', () => {
     expect(stderr).toContain(`airlock: workspace files are in ${join(workspace, 'acme')}`);
   });
 
+  it('the default workspace is private to this user: its folder 0700, files 0600, and a folder someone else could write is refused', async () => {
+    const temp = join(base, 'tmp');
+    await mkdir(temp);
+    const env = { env: { TMPDIR: temp } };
+    const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', '--tenant', 'acme', '--json'], env);
+    expect(code).toBe(0);
+    const where = /workspace files are in (\S+)/.exec(stderr)![1]!;
+    expect(where.startsWith(temp)).toBe(true);
+    const mode = async (path: string) => (await stat(path)).mode & 0o777;
+    expect(await mode(join(where, '..', '..'))).toBe(0o700);
+    expect(await mode(where)).toBe(0o700);
+    expect(await mode(join(where, 'notes'))).toBe(0o700);
+    expect(await mode(join(where, 'notes', 'release-0.1.md'))).toBe(0o600);
+    // Made by someone else, writable by others: not used.
+    await chmod(join(where, '..', '..'), 0o777);
+    const refused = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', '--json'], env);
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toContain("(the default workspace's folder) is not a private folder of this user's; remove it or pass --workspace <dir>");
+  });
+
   it('checks a plugin granted kv only when --kv offers it', async () => {
     const plugin = join(base, 'kv-plugin');
     await mkdir(plugin);
@@ -48,6 +68,10 @@ describe('--workspace and --kv', () => {
     [['--allow-net', 'https://example.com/path'], '--allow-net must be an origin'],
     [['--secret', 'T=plain'], '--secret T=plain: must be NAME=env:VARIABLE'],
     [['--secret', 'T=env:AIRLOCK_UNSET_VARIABLE', '--allow-net', 'https://example.com'], '--secret T: environment variable AIRLOCK_UNSET_VARIABLE is not set'],
+    [['--allow-internal', 'db.internal'], '--allow-internal needs --allow-net'],
+    [['--allow-internal', 'http://db.internal', '--allow-net', 'http://db.internal'], '--allow-internal must be a host name'],
+    [['--secret', 'T=env:HOME@https://example.com/path', '--allow-net', 'https://example.com'], '--secret T must be an origin'],
+    [['--secret', 'T=env:HOME', '--secret', 'T=env:PATH', '--allow-net', 'https://example.com'], '--secret T: given twice'],
   ])('%j is exit 2 with one line', async (flags, message) => {
     const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'examples/plugins', ...flags]);
     expect(code).toBe(2);
@@ -83,6 +107,18 @@ describe('--workspace and --kv', () => {
       expect(code).toBe(0);
       expect(JSON.parse(stdout).results[0]).toMatchObject({ isError: false, value: { status: 200, body: '{"authorization":"Bearer [REDACTED]"}' } });
       expect(stdout).not.toContain('tok-123456');
+    });
+
+    it('--secret NAME=env:VAR@origin binds the secret: a manifest sending it elsewhere does not load', async () => {
+      const env = { env: { AIRLOCK_TEST_TOKEN: 'tok-123456' } };
+      const bound = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--secret', `TOKEN=env:AIRLOCK_TEST_TOKEN@${origin}`, '--json'], env);
+      expect(bound.code).toBe(0);
+      expect(JSON.parse(bound.stdout).results[0]).toMatchObject({ isError: false, value: { body: '{"authorization":"Bearer [REDACTED]"}' } });
+      const sent = requests;
+      const elsewhere = await airlock(['run', transcript, '--plugins', plugin, '--allow-net', origin, '--secret', 'TOKEN=env:AIRLOCK_TEST_TOKEN@https://api.example.com,https://*.example.org', '--json'], env);
+      expect(elsewhere.code).not.toBe(0);
+      expect(oneLine(elsewhere.stderr)).toContain(`secrets.TOKEN.origins.0 (${origin}) is outside the origins the host binds this secret to (https://api.example.com, https://*.example.org)`);
+      expect(requests).toBe(sent);
     });
 
     it('an origin --allow-net does not name is refused in the plugin', async () => {

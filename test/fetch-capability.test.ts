@@ -3,8 +3,10 @@
 // caps, and secrets the plugin never sees.
 import { createEngine, type JsonValue, type ToolResult } from '@airlock/core';
 import { createSandbox, type Resolver, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 
@@ -24,6 +26,15 @@ function serve(name: 'a' | 'b'): Promise<Server> {
     if (url.pathname === '/respell') {
       const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
       return void res.setHeader('x-token', encodeURIComponent(token)).end(JSON.stringify(token).replace(/\//g, '\\/') + Buffer.from(token).toString('base64'));
+    }
+    // Echoes the token as a sly server might: in a header name, base64 of the whole header value
+    // and of the token at every alignment inside longer text, percent-encoded in lower case.
+    if (url.pathname === '/sly') {
+      const header = req.headers.authorization ?? '';
+      const token = header.replace(/^Bearer /, '');
+      if (/^\w+$/.test(token)) res.setHeader(`x-echo-${token}`, 'name');
+      const b64 = (text: string) => Buffer.from(text).toString('base64');
+      return void res.end([b64(header), b64(`a${token}z`), b64(`ab${token}yz`), b64(`abc${token}`), b64(`{"auth":"${header}"}`), encodeURIComponent(token).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())].join('\n'));
     }
     if (url.pathname === '/big') return void res.end('x'.repeat(100_000));
     if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
@@ -91,14 +102,34 @@ describe('fetch capability', () => {
   });
 
   it('refuses loopback and metadata addresses reached through a wildcard, whatever DNS says', async () => {
-    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'], 'hexmapped.test': ['::ffff:7f00:1'], 'compat.test': ['::7f00:1'] });
+    const resolve = resolver({ 'api.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'mixed.test': ['198.51.100.7', '::ffff:127.0.0.1'], 'v6.test': ['::1'], 'hexmapped.test': ['::ffff:7f00:1'], 'compat.test': ['::7f00:1'],
+      // IPv6 translation prefixes: SIIT, NAT64 (well-known, local-use), 6to4 carrying 127.0.0.1 and the metadata address, Teredo.
+      'siit.test': ['::ffff:0:7f00:1'], 'nat64.test': ['64:ff9b::a9fe:a9fe'], 'nat64local.test': ['64:ff9b:1::a00:1'], 'sixtofour.test': ['2002:7f00:1::1'], 'sixtofourmeta.test': ['2002:a9fe:a9fe::'], 'teredo.test': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'] });
     const allow = [`http://*.test:${portA}`, 'http://*.test'];
     const { fetch } = await open({ network: { allow } }, { network: { allow, resolve } });
-    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test', 'hexmapped.test', 'compat.test']) {
+    for (const host of ['api.test', 'meta.test', 'mixed.test', 'v6.test', 'hexmapped.test', 'compat.test', 'siit.test', 'nat64.test', 'nat64local.test', 'sixtofour.test', 'sixtofourmeta.test', 'teredo.test']) {
       expect(await fetch({ url: `http://${host}:${portA}/hello` }), host).toMatchObject({ ok: false });
     }
     expect(await fetch({ url: 'http://169.254.169.254/latest/meta-data/' })).toMatchObject({ ok: false });
     expect(seen).toEqual([]);
+  });
+
+  it('an exact DNS name in both allowlists still may not resolve to internal addresses, unless the host opts in for it', async () => {
+    const resolve = resolver({ 'vendor.test': ['127.0.0.1'], 'metadata.test': ['169.254.169.254'], 'private.test': ['10.0.0.5'], localhost: ['127.0.0.1'] });
+    const allow = [`http://vendor.test:${portA}`, 'http://metadata.test', 'http://private.test', `http://localhost:${portA}`, A];
+    const { fetch } = await open({ network: { allow } }, { network: { allow, resolve } });
+    for (const url of [`http://vendor.test:${portA}/hello`, 'http://metadata.test/latest/meta-data/', 'http://private.test/']) {
+      expect(await fetch({ url }), url).toEqual({ ok: false, error: 'capability fetch failed' });
+    }
+    expect(seen).toEqual([]);
+    // IP-literal origins and localhost name the internal address themselves: allowed.
+    expect(await fetch({ url: `${A}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+    expect(await fetch({ url: `http://localhost:${portA}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+    await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+    const optedIn = await open({ network: { allow } }, { network: { allow, resolve, allowInternal: ['VENDOR.test'] } });
+    expect(await optedIn.fetch({ url: `http://vendor.test:${portA}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+    expect(await optedIn.fetch({ url: 'http://metadata.test/' })).toMatchObject({ ok: false });
+    expect(() => createSandbox({ network: { allow, allowInternal: ['http://vendor.test'] } })).toThrow('options.network.allowInternal.0 must be a host name');
   });
 
   it('re-checks every redirect hop, and stops after five', async () => {
@@ -169,6 +200,27 @@ describe('fetch capability', () => {
     expect(seen.at(-1)).toMatchObject({ authorization: `Bearer ${token}` });
   });
 
+  it('redacts an echo in header names, base64 of the sent header value and at every alignment, lower-case percent-encoding, and drops content-length', async () => {
+    for (const token of ['Zq9xT7mK2pLw4vRb8nYc', 'tok/with+odd=chars"x']) {
+      const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+      const { fetch } = await open(manifest, { network: { allow: [A] }, secrets: { API_TOKEN: token } });
+      const answer = await fetch({ url: `${A}/sly` });
+      expect(answer).toMatchObject({ ok: true, value: { status: 200 } });
+      expect(answer.value!.headers['content-length']).toBeUndefined();
+      const seenByPlugin = JSON.stringify(answer);
+      expect(seenByPlugin).not.toContain(token);
+      // Nothing of the token left in any line once decoded: each line holds [REDACTED] instead.
+      const lines = answer.value!.body.split('\n');
+      expect(lines).toHaveLength(6);
+      for (const line of lines) {
+        expect(line, line).toContain('[REDACTED]');
+        expect(Buffer.from(line, 'base64').toString('latin1')).not.toContain(token);
+      }
+      if (token.startsWith('Zq')) expect(Object.keys(answer.value!.headers)).toContain('x-echo-[REDACTED]');
+      await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+    }
+  });
+
   it('warns, at check and at load, of a secret the manifest names that the host does not supply', async () => {
     const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' }, OTHER: { origins: [A], header: 'X-Key', format: '{secret}' } } };
     const dir = await pluginFolder('plugins/relay.js', { capabilities: ['fetch'], ...manifest });
@@ -194,6 +246,46 @@ describe('fetch capability', () => {
       expect.stringContaining('secrets.U.origins.0'),
     ]);
     expect(goodReport!.problems).toEqual([]);
+  });
+
+  it('binds secrets on the host side: a plugin cannot name another plugin\'s secret and send it to its own origin', async () => {
+    const secret = (origins: string[]) => ({ origins, header: 'Authorization', format: 'Bearer {secret}' });
+    const owner = await pluginFolder('plugins/relay.js', { name: 'owner', capabilities: ['fetch'], network: { allow: [A] }, secrets: { TOKEN: secret([A]) } });
+    const thief = await pluginFolder('plugins/relay.js', { name: 'thief', capabilities: ['fetch'], network: { allow: [B] }, secrets: { TOKEN: secret([B]) } });
+    // Its own tool names, so only the secret stands between the two.
+    await writeFile(join(thief, 'index.js'), (await readFile(join(thief, 'index.js'), 'utf8')).replace(/name: '(\w+)'/g, "name: 'thief_$1'"));
+    const sandboxWith = (TOKEN: NonNullable<SandboxOptions['secrets']>[string]) => {
+      const sandbox = createSandbox({ mode: 'in-process', threads: 1, network: { allow: [A, B] }, secrets: { TOKEN } });
+      opened.push(sandbox);
+      return sandbox;
+    };
+    // Unbound: one plugin may name it; a second does not load, together or later.
+    const unbound = sandboxWith('tok-1234');
+    await expect(unbound.loadPlugins([owner, thief])).rejects.toThrow(/secrets\.TOKEN: plugin .* names this secret too, and the host does not bind it; bind it/);
+    await unbound.loadPlugins([owner]);
+    await expect(unbound.loadPlugins([thief])).rejects.toThrow(/bind it/);
+    // Bound to origins: a manifest sending it elsewhere does not load, naming the path.
+    const byOrigin = sandboxWith({ value: 'tok-1234', origins: [A] });
+    const [ownerReport, thiefReport] = await byOrigin.checkPlugins([owner, thief]);
+    expect(ownerReport!.problems).toEqual([]);
+    expect(thiefReport!.problems).toEqual([expect.stringMatching(new RegExp(`airlock\\.plugin\\.json: secrets\\.TOKEN\\.origins\\.0 \\(${B.replace(/\./g, '\\.')}\\) is outside the origins the host binds this secret to \\(${A.replace(/\./g, '\\.')}\\)$`))]);
+    await expect(byOrigin.loadPlugins([thief])).rejects.toThrow('is outside the origins the host binds this secret to');
+    // Bound to plugins: only those may name it.
+    const byPlugin = sandboxWith({ value: 'tok-1234', plugins: ['owner'] });
+    await expect(byPlugin.loadPlugins([thief])).rejects.toThrow('secrets.TOKEN: the host binds this secret to "owner", not to plugin "thief"');
+    expect(seen).toEqual([]);
+    // The owner still gets its secret where the binding allows.
+    await byPlugin.loadPlugins([owner]);
+    const engine = createEngine({ tools: byPlugin.tools(), policy: { default: 'allow' } });
+    await engine.run([{ id: 'c1', name: 'cap', arguments: JSON.stringify({ name: 'fetch', argument: { url: `${A}/echo` } }) }], { tenant: 'acme' });
+    expect(seen).toEqual([expect.objectContaining({ server: 'a', authorization: 'Bearer tok-1234' })]);
+  });
+
+  it('checks the host\'s secret bindings when the sandbox is created', () => {
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: 'x', origins: ['https://example.com/path'] } } })).toThrow('options.secrets.T.origins.0 must be an origin');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: 'x', plugins: [] } } })).toThrow('options.secrets.T.plugins must be a non-empty list of plugin names');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: '' } } })).toThrow('options.secrets.T.value must be');
+    expect(() => createSandbox({ network: { allow: [A] }, secrets: { T: { value: 'x', origin: [A] } as never } })).toThrow('options.secrets.T.origin is not a setting of a secret');
   });
 
   it('checks the host\'s secret values when the sandbox is created', () => {

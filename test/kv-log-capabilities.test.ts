@@ -2,7 +2,8 @@
 // capability (one bounded per-call log with the plugin's console), driven by a plugin that
 // asks for whatever the test says.
 import { createEngine, type JsonValue, type ToolResult } from '@airlock/core';
-import { createSandbox, type KvStore, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createSandbox, entryCharge, KV_ENTRY_OVERHEAD_BYTES, SqliteKvStore, type KvStore, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,16 +66,54 @@ describe('kv capability', () => {
     expect(await cap('kv.list', { prefix: 'a_' })).toMatchObject({ value: { keys: ['a_c'] } });
   });
 
-  it('holds the size cap (manifest under host), counting a replaced value once, even against racing writes', async () => {
-    const { cap, run } = await open({ kv: { file: join(base, 'cap.sqlite'), maxBytes: 1000 } }, { kv: { maxBytes: 100 } });
+  it('holds the size cap (manifest under host), charging each entry its tenant, plugin and a fixed overhead, counting a replaced value once, even against racing writes', async () => {
+    const { cap, run } = await open({ kv: { file: join(base, 'cap.sqlite'), maxBytes: 1000 } }, { name: 'capped', kv: { maxBytes: 300 } });
+    // An entry costs key + JSON value + tenant + plugin + 32: "a" = 60 x's is 1 + 62 + 4 + 6 + 32 = 105.
+    expect(entryCharge({ tenant: 'acme', plugin: 'capped' }, 'a', JSON.stringify('x'.repeat(60)))).toBe(105);
+    expect(KV_ENTRY_OVERHEAD_BYTES).toBe(32);
     expect(await cap('kv.set', { key: 'a', value: 'x'.repeat(60) })).toMatchObject({ ok: true });
-    expect(await cap('kv.set', { key: 'b', value: 'x'.repeat(60) })).toMatchObject({ ok: false, error: 'capability kv.set failed' });
-    expect(await cap('kv.set', { key: 'a', value: 'x'.repeat(90) })).toMatchObject({ ok: true });
+    expect(await cap('kv.set', { key: 'b', value: 'x'.repeat(160) })).toMatchObject({ ok: false, error: 'capability kv.set failed' });
+    expect(await cap('kv.set', { key: 'a', value: 'x'.repeat(200) })).toMatchObject({ ok: true });
+    // Tiny entries are not free: "r0" = "y" costs 2 + 3 + 6 + 6 + 32 = 49, so six of ten racing sets fit in 300.
     const racing = await run('many', { requests: Array.from({ length: 10 }, (_, i) => ({ name: 'kv.set', argument: { key: `r${i}`, value: 'y' } })) }, 'globex');
-    // Each entry is 2 (key) + 3 ("y" as JSON) bytes: all ten fit in 100; a larger set does not.
-    expect((racing as unknown as { value: { ok: boolean }[] }).value.every((answer) => answer.ok)).toBe(true);
-    const big = await run('many', { requests: Array.from({ length: 10 }, (_, i) => ({ name: 'kv.set', argument: { key: `s${i}`, value: 'z'.repeat(20) } })) }, 'initech');
-    expect((big as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(4);
+    expect((racing as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(6);
+    // A delete gives its bytes back.
+    expect(await cap('kv.delete', { key: 'r0' }, 'globex')).toMatchObject({ value: { deleted: true } });
+    expect(await cap('kv.set', { key: 'r9', value: 'y' }, 'globex')).toMatchObject({ ok: true });
+    expect(await cap('kv.set', { key: 'r8', value: 'y' }, 'globex')).toMatchObject({ ok: false });
+  });
+
+  it('caps the keys of a namespace (manifest under host), and keeps its usage across reopening', async () => {
+    const file = join(base, 'keys.sqlite');
+    const first = await open({ kv: { file, maxKeys: 1000 } }, { name: 'counted', kv: { maxKeys: 3 } });
+    for (const key of ['a', 'b', 'c']) expect(await first.cap('kv.set', { key, value: 1 })).toMatchObject({ ok: true });
+    expect(await first.cap('kv.set', { key: 'd', value: 1 })).toMatchObject({ ok: false, error: 'capability kv.set failed' });
+    expect(await first.cap('kv.set', { key: 'a', value: 2 })).toMatchObject({ ok: true });
+    expect(await first.cap('kv.set', { key: 'd', value: 1 }, 'globex')).toMatchObject({ ok: true });
+    await first.sandbox.close();
+    const second = await open({ kv: { file, maxKeys: 2 } }, { name: 'counted', kv: { maxKeys: 3 } });
+    expect(await second.cap('kv.delete', { key: 'a' })).toMatchObject({ value: { deleted: true } });
+    // Two keys left, and the host's cap of two is the one that holds.
+    expect(await second.cap('kv.set', { key: 'd', value: 1 })).toMatchObject({ ok: false });
+    expect(await second.cap('kv.delete', { key: 'b' })).toMatchObject({ value: { deleted: true } });
+    expect(await second.cap('kv.set', { key: 'd', value: 1 })).toMatchObject({ ok: true });
+  });
+
+  it('counts the usage of a file written before the usage table existed', async () => {
+    const file = join(base, 'old.sqlite');
+    // The sandbox's own SQLite driver, as an older Airlock wrote the file.
+    const Database = createRequire(new URL('../packages/sandbox/package.json', import.meta.url))('better-sqlite3') as new (file: string) => { exec(sql: string): void; prepare(sql: string): { run(...values: string[]): unknown }; close(): void };
+    const old = new Database(file);
+    old.exec('CREATE TABLE airlock_kv (tenant TEXT NOT NULL, plugin TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tenant, plugin, key)) WITHOUT ROWID');
+    old.prepare('INSERT INTO airlock_kv VALUES (?, ?, ?, ?)').run('acme', 'legacy', 'k', JSON.stringify('x'.repeat(100)));
+    old.close();
+    const store = new SqliteKvStore(file);
+    const namespace = { tenant: 'acme', plugin: 'legacy' };
+    const charged = entryCharge(namespace, 'k', JSON.stringify('x'.repeat(100)));
+    expect(store.set(namespace, 'l', '1', charged + entryCharge(namespace, 'l', '1') - 1, 10)).toBe(false);
+    expect(store.set(namespace, 'l', '1', charged + entryCharge(namespace, 'l', '1'), 10)).toBe(true);
+    expect(store.set(namespace, 'm', '1', 100_000, 2)).toBe(false);
+    store.close();
   });
 
   it('counts every request of a call in its metadata, refused ones too, and the JSON bytes that crossed each way', async () => {

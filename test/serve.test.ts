@@ -189,6 +189,27 @@ describe('airlock serve over Streamable HTTP', () => {
   });
 });
 
+describe('airlock serve --http: what a client names reaches the log cut short', () => {
+  it('a tool name of 100,000 escape characters costs the operator\'s stderr a bounded line', async () => {
+    const { url, stderr, stop } = await startHttp();
+    try {
+      const client = makeClient();
+      await client.connect(new StreamableHTTPClientTransport(url));
+      const name = '\u001b'.repeat(100_000);
+      const before = stderr().length;
+      await client.callTool({ name, arguments: {} }).catch(() => undefined);
+      // The call's own lines ("started", then its outcome) are written before its answer.
+      const lines = stderr().slice(before).split('\n').filter((line) => line.length > 0);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(line.length, line.slice(0, 80)).toBeLessThan(2000);
+      expect(lines.join('\n')).toContain('… (100000 chars)');
+      await client.close();
+    } finally {
+      stop();
+    }
+  });
+});
+
 describe('airlock serve --http: sessions and tenancy', () => {
   const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
   /** A raw initialize POST: the status, headers and JSON-RPC body a refused client sees. */

@@ -2,10 +2,10 @@
 // for whatever the test says: every way out of the tenant's folder is refused, writes are
 // atomic, quotas hold, and a grant of single functions grants only those.
 import { createEngine, type JsonValue, type ToolResult } from '@airlock/core';
-import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createSandbox, workspaceFolder, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 
@@ -53,6 +53,8 @@ describe('workspace capability', () => {
     expect(await cap('workspace.stat', { path: 'notes/todo.md' })).toMatchObject({ ok: true, value: { exists: true, type: 'file', bytes: 12 } });
     expect(await cap('workspace.delete', { path: 'notes/todo.md' })).toMatchObject({ ok: true, value: { deleted: true } });
     expect(await cap('workspace.stat', { path: 'notes/todo.md' })).toMatchObject({ ok: true, value: { exists: false } });
+    // Deleting under a folder that does not exist deletes nothing, like a missing file.
+    expect(await cap('workspace.delete', { path: 'gone/todo.md' })).toEqual({ ok: true, value: { path: 'gone/todo.md', deleted: false } });
   });
 
   it('refuses every path that could name a place outside the folder, with a generic error', async () => {
@@ -67,6 +69,15 @@ describe('workspace capability', () => {
     expect(await readdir(outside)).toEqual(['secret.txt']);
     expect(await readdir(workspace).then((names) => names.flatMap((name) => (name === 'acme' ? [] : [name])))).toEqual([]);
     expect(await readdir(tenantDir).catch(() => [])).toEqual([]);
+  });
+
+  it('names that only start with dots are names: "...", "..foo", ".hidden"', async () => {
+    const { cap, tenantDir } = await open();
+    for (const path of ['...', '..foo', '..dir/..bar.txt', '.hidden']) {
+      expect(await cap('workspace.write', { path, content: path }), path).toMatchObject({ ok: true });
+      expect(await cap('workspace.read', { path }), path).toMatchObject({ ok: true, value: { content: path } });
+    }
+    expect((await readdir(tenantDir)).sort()).toEqual(['...', '..dir', '..foo', '.hidden']);
   });
 
   it('never follows a symlink out: not as a folder, not as the file, not for list', async () => {
@@ -177,6 +188,21 @@ describe('workspace capability', () => {
       expect(await cap('workspace.read', { path: '../acme/mine.txt' }, tenant), tenant).toMatchObject({ ok: false });
     }
     expect((await readdir(workspace)).sort()).toEqual(['%2E', '%2E%2E', '%2E%2E%2Facme', 'ACME', 'acme', 'acme%2F%2E%2E', 'globex']);
+  });
+
+  it('a long id\'s hashed folder can never be claimed by another id that spells it', async () => {
+    const { cap } = await open();
+    const long = 'l'.repeat(200);
+    await cap('workspace.write', { path: 'mine.txt', content: 'long tenant only' }, long);
+    const hashed = basename(workspaceFolder(workspace, long));
+    // The tenant whose id is the long id's folder name, as it was spelled before and as it is now.
+    for (const tenant of [hashed, `tenant-${hashed.slice(1)}`]) {
+      expect(await cap('workspace.read', { path: 'mine.txt' }, tenant), tenant).toMatchObject({ ok: false });
+      expect(basename(workspaceFolder(workspace, tenant))).not.toBe(hashed);
+    }
+    // Lone surrogates, which UTF-8 would turn into the same replacement character, keep their own folders too.
+    expect(workspaceFolder(workspace, `${'s'.repeat(130)}\ud800`)).not.toBe(workspaceFolder(workspace, `${'s'.repeat(130)}\udc00`));
+    expect(workspaceFolder(workspace, '\ud800')).not.toBe(workspaceFolder(workspace, '\udc00'));
   });
 
   it('a host that does not configure a workspace does not load a plugin granted one', async () => {

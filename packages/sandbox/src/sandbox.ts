@@ -24,6 +24,7 @@ import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
 import { checkSandboxOptions } from './options/check-sandbox-options.js';
 import { standardCapabilities, type StandardCapabilityOptions } from './capabilities/standard-capabilities.js';
+import { secretBindingProblems, sharedSecretProblems } from './capabilities/secret-binding.js';
 import { unsuppliedSecrets } from './capabilities/secret-warnings.js';
 
 export interface SandboxOptions extends StandardCapabilityOptions {
@@ -183,6 +184,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
   const inspect = async (dir: string): Promise<{ report: PluginReport; plugin: LoadedPlugin | undefined }> => {
     const folder = await readPluginFolder(dir, caps, new Set(offered.keys()));
     const problems = [...folder.problems];
+    if (folder.manifest !== undefined) for (const problem of secretBindingProblems(folder.manifest, standard.secrets)) problems.push(`${folder.manifestPath}: ${problem}`);
     let tools: LoadedPlugin['tools'] = [];
     if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
       tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems);
@@ -215,6 +217,9 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
       // Two plugins with one name, or exposing the same tool name, is a load error, never a silent shadow.
       problems.push(...crossPluginProblems([...loaded, ...fresh].map((plugin) => ({ name: plugin.name, dir: plugin.dir, tools: plugin.tools.map((tool) => tool.name) }))));
       if (problems.length > 0) throw new SandboxError('DUPLICATE_TOOL', problems[0] as string, problems);
+      // A secret the host left unbound goes to one plugin only: another naming it could send it to its own origin.
+      const shared = sharedSecretProblems([...loaded, ...fresh], standard.secrets);
+      if (shared.length > 0) throw new SandboxError('INVALID_PLUGIN', shared[0] as string, shared);
       loaded.push(...fresh);
       toolCache = undefined;
       classifierCache = undefined;

@@ -21,6 +21,7 @@ import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
 import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
+import { logName } from '../support/log-name.js';
 
 export const SERVE_HELP = `Usage: airlock serve --plugins <dir>... [options]
 
@@ -173,7 +174,7 @@ function tenantOf(req: IncomingMessage, tenancy: Tenancy): { tenant: string } | 
 
 async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessionOptions, port: number, limits: SessionLimits, tenancy: Tenancy): Promise<void> {
   const idleSeconds = limits.idleMs / 1000;
-  const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, (id, tenant) => log(`session ${id} (${tenant}) closed after ${idleSeconds} s idle`));
+  const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, (id, tenant) => log(`session ${id} (${logName(tenant)}) closed after ${idleSeconds} s idle`));
   const allowedHosts: string[] = [];
 
   const openSession = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -188,7 +189,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       onsessioninitialized: (id) => {
         opened = true;
         sessions.add(id, tenant, transport);
-        log(`session ${id} opened for tenant ${tenant} (${sessions.size} open)`);
+        log(`session ${id} opened for tenant ${logName(tenant)} (${sessions.size} open)`);
       },
       onsessionclosed: (id) => {
         sessions.remove(id);
@@ -227,7 +228,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       if (req.method !== 'GET') res.once('close', sessions.begin(header as string));
       await open.value.handleRequest(req, res);
     })().catch((error: unknown) => {
-      log(`request failed: ${error instanceof Error ? error.message : String(error)}`);
+      log(`request failed: ${logName(error instanceof Error ? error.message : String(error))}`);
       if (!res.headersSent) res.writeHead(500).end();
     });
   });

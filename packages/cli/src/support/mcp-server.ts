@@ -8,6 +8,7 @@ import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { logName } from './log-name.js';
 
 export interface McpSessionOptions {
   readonly sandbox: Sandbox;
@@ -61,7 +62,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
     approver,
     observers: {
       // A cancelled call is answered at once; when its sandboxed body is stopped, the operator sees it.
-      onLateSettlement: ({ toolName, outcome }) => options.log(`${options.tenant} ${toolName} stopped after it was answered (${outcome})`),
+      onLateSettlement: ({ toolName, outcome }) => options.log(`${logName(options.tenant)} ${logName(toolName)} stopped after it was answered (${outcome})`),
       ...(options.onError === undefined ? {} : { onError: options.onError }),
     },
   });
@@ -74,7 +75,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    options.log(`${options.tenant} ${request.params.name} started`);
+    options.log(`${logName(options.tenant)} ${logName(request.params.name)} started`);
     const callId = String(extra.requestId);
     callRequests.set(callId, extra.requestId);
     let result;
@@ -86,7 +87,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
     } finally {
       callRequests.delete(callId);
     }
-    options.log(`${options.tenant} ${request.params.name} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
+    options.log(`${logName(options.tenant)} ${logName(request.params.name)} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
     // Before the result: on Streamable HTTP the call's stream closes with its response.
     for (const notification of callLogNotifications(result!, minimum)) await extra.sendNotification(notification);
     return mcpCallToolResult(result!, engine.registry.get(result!.name)?.definition.output) as CallToolResult;

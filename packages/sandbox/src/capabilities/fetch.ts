@@ -13,6 +13,7 @@ import type { Capability, CapabilityContext } from '../plugin/capability-handler
 import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
 import { isInternalAddress } from './address-check.js';
 import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';
+import type { BoundSecret } from './secret-binding.js';
 
 export const DEFAULT_MAX_REQUESTS_PER_CALL = 10;
 export const DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024;
@@ -22,7 +23,7 @@ const MAX_REDIRECTS = 5;
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Headers only the host sets: framing, routing and connection management. */
-export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'accept-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
 
 /** Resolves a host name to its addresses; the default asks the OS (tests pass their own). */
 export type Resolver = (hostname: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
@@ -37,9 +38,11 @@ export interface FetchSettings {
   readonly allow: readonly OriginPattern[];
   readonly maxRequestsPerCall: number;
   readonly maxResponseBytes: number;
-  /** Secret values by name: a string, or per tenant. */
-  readonly secrets: Readonly<Record<string, string | ((tenant: string) => string | undefined)>>;
+  /** Secret values by name (a string, or per tenant), with the origins and plugins the host binds each to. */
+  readonly secrets: Readonly<Record<string, BoundSecret>>;
   readonly resolve: Resolver;
+  /** DNS names (lowercase) whose internal answers the host accepts, when both allowlists name them exactly. */
+  readonly allowInternal: ReadonlySet<string>;
 }
 
 export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
@@ -52,7 +55,7 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
     const allow = (manifest?.network?.allow ?? []).flatMap((text) => parseOrigin(text) ?? []);
     const maxRequests = Math.min(manifest?.network?.maxRequestsPerCall ?? settings.maxRequestsPerCall, settings.maxRequestsPerCall);
     const maxBytes = Math.min(manifest?.network?.maxResponseBytes ?? settings.maxResponseBytes, settings.maxResponseBytes);
-    const secrets = secretsFor(manifest, settings, context.tenant);
+    const secrets = secretsFor(manifest, settings, context.tenant, context.plugin);
     const object = argumentObject(argument, 'fetch');
     let url = parseUrl(stringField(object, 'url', 'fetch'));
     let method = (optionalStringField(object, 'method', 'fetch') ?? 'GET').toUpperCase();
@@ -63,7 +66,8 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
       const count = (requestCounts.get(context) ?? 0) + 1;
       requestCounts.set(context, count);
       if (count > maxRequests) throw new CapabilityRefusal('fetch: too many requests in this call');
-      const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url) }, body, allow, settings, maxBytes, context.signal);
+      // identity: a compressed echo of a secret would pass the redaction unread.
+      const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url), 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
       const location = response.location;
       if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets);
       if (hop >= MAX_REDIRECTS) throw new CapabilityRefusal('fetch: too many redirects');
@@ -89,9 +93,12 @@ async function oneHop(url: URL, method: string, headers: Record<string, string>,
   const hosted = matchOrigin(settings.allow, url);
   if (granted === undefined || hosted === undefined) throw new CapabilityRefusal('fetch: origin not allowed');
   const hostname = unbracket(url.hostname).toLowerCase();
-  // Internal addresses only when both allowlists name this very host (never by wildcard).
-  const exact = !granted.wildcard && !hosted.wildcard;
-  const addresses = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await settings.resolve(hostname);
+  // Internal addresses only when both allowlists name this very host (never by wildcard), and
+  // the host is an address or localhost: a DNS name's owner can answer 127.0.0.1 or the
+  // metadata address at will, so a DNS name reaches internal addresses only when the host
+  // opted in for it by name (network.allowInternal).
+  const exact = !granted.wildcard && !hosted.wildcard && (isIP(hostname) !== 0 || hostname === 'localhost' || settings.allowInternal.has(hostname));
+  const addresses = isIP(hostname) !== 0 ? [{ address: hostname, family: isIP(hostname) }] : await untilAborted(settings.resolve(hostname), signal);
   if (addresses.length === 0) throw new CapabilityRefusal('fetch: host does not resolve');
   if (!exact && addresses.some((entry) => isInternalAddress(entry.address))) throw new CapabilityRefusal('fetch: internal address refused');
   const chosen = addresses[0] as { address: string; family: number };
@@ -122,6 +129,15 @@ async function oneHop(url: URL, method: string, headers: Record<string, string>,
   }
 }
 
+/** A resolver that never answers holds the host's work no longer than the call lasts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(new CapabilityRefusal('fetch: cancelled'));
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 function parseUrl(text: string): URL {
   if (text.length > 8192 || INVISIBLE.test(text)) throw new CapabilityRefusal('fetch: bad url');
   let url: URL;
@@ -149,6 +165,8 @@ interface AppliedSecret {
   /** Undefined when the host has no usable value for this tenant: its origins are then refused. */
   readonly value: string | undefined;
   readonly origins: readonly OriginPattern[];
+  /** The host's binding: the secret never goes anywhere else, whatever the manifest lists. */
+  readonly hostOrigins: readonly OriginPattern[] | undefined;
   readonly header: string;
   readonly format: string;
 }
@@ -158,17 +176,19 @@ export function usableSecret(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && !/[\r\n\0]/.test(value);
 }
 
-function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string): AppliedSecret[] {
+function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string, plugin: string): AppliedSecret[] {
   const applied: AppliedSecret[] = [];
   for (const [name, spec] of Object.entries(manifest?.secrets ?? {})) {
-    const source = Object.hasOwn(settings.secrets, name) ? settings.secrets[name] : undefined;
+    const binding = Object.hasOwn(settings.secrets, name) ? settings.secrets[name] : undefined;
+    // Loading refuses a plugin outside the binding; this holds even if a manifest changed since.
+    const source = binding !== undefined && (binding.plugins === undefined || binding.plugins.has(plugin)) ? binding.value : undefined;
     let value: unknown;
     try {
       value = typeof source === 'function' ? source(tenant) : source;
     } catch {
       value = undefined; // the embedder's lookup failed: no value, and no detail for the plugin
     }
-    applied.push({ value: usableSecret(value) ? value : undefined, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), header: spec.header.toLowerCase(), format: spec.format });
+    applied.push({ value: usableSecret(value) ? value : undefined, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), hostOrigins: binding?.origins, header: spec.header.toLowerCase(), format: spec.format });
   }
   return applied;
 }
@@ -183,23 +203,62 @@ function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<stri
   for (const secret of secrets) {
     if (matchOrigin(secret.origins, url) === undefined) continue;
     if (secret.value === undefined) throw new CapabilityRefusal('fetch: a secret this origin needs is not supplied');
+    if (secret.hostOrigins !== undefined && matchOrigin(secret.hostOrigins, url) === undefined) throw new CapabilityRefusal('fetch: a secret this origin names is not bound to it by the host');
     headers[secret.header] = secret.format.split('{secret}').join(secret.value);
   }
   return headers;
 }
 
-/** Every secret value this call could send, replaced wherever the answer echoes it. */
+/** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */
 function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
-  // The value as an echo may spell it: raw, JSON-escaped (with "/" escaped too, as PHP
-  // writes it), percent-encoded, base64. Longest first, so no variant is half-replaced.
-  const values = [...new Set(secrets.flatMap((secret) => (secret.value === undefined ? [] : spellings(secret.value))))].sort((x, y) => y.length - x.length);
-  const scrub = (text: string): string => values.reduce((current, value) => current.split(value).join('[REDACTED]'), text);
+  const sent = secrets.flatMap((secret) => (secret.value === undefined ? [] : [{ value: secret.value, header: secret.format.split('{secret}').join(secret.value) }]));
+  const scrub = scrubber(sent, '');
+  // Header names arrive in lower case: matched without regard to case.
+  const scrubName = scrubber(sent, 'i');
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(answer.headers)) headers[name] = scrub(value);
+  for (const [name, value] of Object.entries(answer.headers)) {
+    // The body the plugin sees may be shorter than the one sent: a length would not match it, and
+    // the difference would tell how much was redacted.
+    if (name === 'content-length') continue;
+    headers[scrubName(name)] = scrub(value);
+  }
   return { status: answer.status, headers, body: scrub(answer.body) };
 }
 
-function spellings(value: string): string[] {
-  const json = JSON.stringify(value).slice(1, -1);
-  return [value, json, json.split('/').join('\\/'), encodeURIComponent(value), Buffer.from(value, 'utf8').toString('base64')];
+/**
+ * Replaces every spelling of the sent values an echo may use: raw, JSON-escaped (with "/" escaped
+ * too, as PHP writes it), percent-encoded in either case, and base64 (and base64url) at each
+ * of the three alignments a value can take inside a longer encoded text. Longest first, so
+ * no spelling is half-replaced.
+ */
+function scrubber(sent: readonly { value: string; header: string }[], flags: '' | 'i'): (text: string) => string {
+  const literals = new Set<string>();
+  const percent = new Set<string>();
+  for (const { value, header } of sent) {
+    const json = JSON.stringify(value).slice(1, -1);
+    literals.add(value).add(json).add(json.split('/').join('\\/'));
+    percent.add(encodeURIComponent(value));
+    // The header as sent ("Bearer <value>") encodes differently from the value alone.
+    for (const encoded of [...base64Spellings(value), ...base64Spellings(header)]) literals.add(encoded).add(encoded.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const alternatives = [...[...literals].map(escape), ...[...percent].map((text) => escape(text).replace(/%([0-9A-F]{2})/g, (_, hex: string) => `%(?:${hex}|${hex.toLowerCase()})`))];
+  if (alternatives.length === 0) return (text) => text;
+  // Literal by length; percent forms may also match in lower case. One pass, leftmost longest.
+  const pattern = new RegExp([...new Set(alternatives)].sort((x, y) => y.length - x.length).join('|'), `g${flags}`);
+  return (text) => text.replace(pattern, '[REDACTED]');
+}
+
+/** The value's base64 as a whole, and the part of it fixed whatever bytes precede it (offset 0, 1 or 2 in its group of three). */
+function base64Spellings(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const spellings = [bytes.toString('base64')];
+  for (let offset = 0; offset < 3; offset += 1) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    // Drop the group the preceding bytes share, and the last group, which the following bytes share.
+    const stable = encoded.slice(offset === 0 ? 0 : 4, Math.floor((offset + bytes.length) / 3) * 4);
+    // Too short a run would redact by coincidence; the whole value's spelling still stands.
+    if (stable.length >= 8) spellings.push(stable);
+  }
+  return spellings;
 }

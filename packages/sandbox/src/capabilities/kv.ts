@@ -8,6 +8,8 @@ import type { KvNamespace, KvStore } from './kv-store.js';
 export const KV_FUNCTIONS = ['kv.get', 'kv.set', 'kv.delete', 'kv.list'] as const;
 /** Host cap when the embedder names none: keys and values of one tenant+plugin, in UTF-8 bytes. */
 export const DEFAULT_KV_MAX_BYTES = 10 * 1024 * 1024;
+/** Host cap on keys of one tenant+plugin when the embedder names none. */
+export const DEFAULT_KV_MAX_KEYS = 10_000;
 export const MAX_KEY_BYTES = 512;
 const MAX_LIST_KEYS = 1000;
 
@@ -18,8 +20,8 @@ function keyOf(key: string, name: string, allowEmpty = false): string {
   return key;
 }
 
-/** The four kv functions over a store; `maxBytesOf` gives a plugin's manifest cap, applied under the host's. */
-export function kvCapabilities(store: KvStore, hostMaxBytes: number, maxBytesOf: (plugin: string) => number | undefined): Record<(typeof KV_FUNCTIONS)[number], Capability> {
+/** The four kv functions over a store; `limitsOf` gives a plugin's manifest caps, applied under the host's. */
+export function kvCapabilities(store: KvStore, host: { readonly maxBytes: number; readonly maxKeys: number }, limitsOf: (plugin: string) => { readonly maxBytes?: number | undefined; readonly maxKeys?: number | undefined } | undefined): Record<(typeof KV_FUNCTIONS)[number], Capability> {
   const namespace = (context: CapabilityContext): KvNamespace => ({ tenant: context.tenant, plugin: context.plugin });
   return {
     'kv.get': async (argument, context) => {
@@ -32,8 +34,10 @@ export function kvCapabilities(store: KvStore, hostMaxBytes: number, maxBytesOf:
       const key = keyOf(stringField(object, 'key', 'kv.set'), 'kv.set');
       if (!Object.hasOwn(object, 'value')) throw new CapabilityRefusal('kv.set: value is required');
       const json = JSON.stringify(snapshotJson(object.value as JsonValue, { label: 'kv.set value' }));
-      const maxBytes = Math.min(maxBytesOf(context.plugin) ?? hostMaxBytes, hostMaxBytes);
-      if (!(await store.set(namespace(context), key, json, maxBytes))) throw new CapabilityRefusal('kv quota exceeded');
+      const limits = limitsOf(context.plugin);
+      const maxBytes = Math.min(limits?.maxBytes ?? host.maxBytes, host.maxBytes);
+      const maxKeys = Math.min(limits?.maxKeys ?? host.maxKeys, host.maxKeys);
+      if (!(await store.set(namespace(context), key, json, maxBytes, maxKeys))) throw new CapabilityRefusal('kv quota exceeded');
       return { key, bytes: Buffer.byteLength(json, 'utf8') };
     },
     'kv.delete': async (argument, context) => {

@@ -5,7 +5,7 @@
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import { parseOrigin, type OriginPattern } from './network-origins.js';
 
-function covers(allow: OriginPattern, origin: OriginPattern): boolean {
+export function covers(allow: OriginPattern, origin: OriginPattern): boolean {
   if (allow.protocol !== origin.protocol || allow.port !== origin.port) return false;
   if (!allow.wildcard) return !origin.wildcard && allow.host === origin.host;
   // "*.example.com" covers "api.example.com", "*.api.example.com", and "*.example.com" itself.

@@ -5,11 +5,12 @@ import { resolve } from 'node:path';
 import { SandboxError } from '../errors/sandbox-error.js';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 import type { Capability } from '../plugin/capability-handler.js';
-import { DEFAULT_KV_MAX_BYTES, kvCapabilities } from './kv.js';
+import { DEFAULT_KV_MAX_BYTES, DEFAULT_KV_MAX_KEYS, kvCapabilities } from './kv.js';
 import type { KvStore } from './kv-store.js';
 import { logCapability } from './log.js';
-import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, usableSecret, type FetchSettings, type Resolver } from './fetch.js';
+import { DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BYTES, fetchCapability, MAX_RESPONSE_BYTES_CAP, systemResolver, type FetchSettings, type Resolver } from './fetch.js';
 import { parseOrigin } from './network-origins.js';
+import { bindSecrets, type BoundSecret, type HostSecret } from './secret-binding.js';
 import { SqliteKvStore } from './sqlite-kv-store.js';
 import { DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_FILES, workspaceCapabilities } from './workspace.js';
 
@@ -26,8 +27,10 @@ export interface KvOptions {
   /** A SQLite file (created when missing), or your own store. One of the two. */
   readonly file?: string;
   readonly store?: KvStore;
-  /** Most bytes of keys and values per tenant+plugin (default 10 MiB); manifests may ask for less. */
+  /** Most bytes per tenant+plugin (default 10 MiB): keys and values, plus tenant, plugin and 32 bytes per entry; manifests may ask for less. */
   readonly maxBytes?: number;
+  /** Most keys per tenant+plugin (default 10000); manifests may ask for less. */
+  readonly maxKeys?: number;
 }
 
 export interface NetworkOptions {
@@ -38,13 +41,24 @@ export interface NetworkOptions {
   readonly maxResponseBytes?: number;
   /** Resolves host names (default: the OS resolver); every address it gives is checked. */
   readonly resolve?: Resolver;
+  /**
+   * DNS names that may resolve to internal addresses (loopback, private, link-local), when
+   * both allowlists name them exactly. Without this only IP-literal origins and localhost
+   * may: whoever runs a name's DNS could point it at your internal services.
+   */
+  readonly allowInternal?: readonly string[];
 }
 
 export interface StandardCapabilityOptions {
   /** Offers `fetch`, to the origins listed here and in the plugin's manifest. */
   readonly network?: NetworkOptions;
-  /** Secret values the host adds to fetch requests where a manifest says (by name; a function answers per tenant). */
-  readonly secrets?: Readonly<Record<string, string | ((tenant: string) => string | undefined)>>;
+  /**
+   * Secret values the host adds to fetch requests where a manifest says (by name; a function
+   * answers per tenant). `{ value, origins, plugins }` binds one: a manifest naming it with
+   * an origin outside `origins`, or from a plugin outside `plugins`, does not load. A secret
+   * bound to neither may be named by one plugin only.
+   */
+  readonly secrets?: Readonly<Record<string, HostSecret>>;
   /** Offers `workspace.*`: a folder (string) or its settings. */
   readonly workspace?: string | WorkspaceOptions;
   /** Offers `kv.*`: a SQLite file (string), or a file or store and settings. */
@@ -53,6 +67,8 @@ export interface StandardCapabilityOptions {
 
 export interface StandardCapabilities {
   readonly capabilities: Record<string, Capability>;
+  /** The host's secrets with their bindings, for the load-time checks. */
+  readonly secrets: Readonly<Record<string, BoundSecret>>;
   close(): Promise<void>;
 }
 
@@ -62,20 +78,20 @@ function positive(value: number | undefined, fallback: number, path: string): nu
   return value;
 }
 
-/** The host's secrets, each a usable header value or a per-tenant function (whose answers are checked per call). */
-function checkedSecrets(secrets: StandardCapabilityOptions['secrets']): FetchSettings['secrets'] {
-  if (secrets === undefined) return {};
-  if (secrets === null || typeof secrets !== 'object' || Array.isArray(secrets)) throw new SandboxError('INVALID_OPTION', 'options.secrets must be an object of secret values by name');
-  for (const [name, value] of Object.entries(secrets)) {
-    if (typeof value !== 'function' && !usableSecret(value)) throw new SandboxError('INVALID_OPTION', `options.secrets.${name} must be a non-empty string without line breaks, or a function of the tenant`);
-  }
-  return { ...secrets };
+function internalHosts(names: readonly string[] | undefined): ReadonlySet<string> {
+  if (names === undefined) return new Set();
+  if (!Array.isArray(names)) throw new SandboxError('INVALID_OPTION', 'options.network.allowInternal must be a list of host names');
+  return new Set(names.map((name: unknown, index) => {
+    if (typeof name !== 'string' || !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(name)) throw new SandboxError('INVALID_OPTION', `options.network.allowInternal.${index} must be a host name like "db.internal" (no scheme, port or wildcard)`);
+    return name.toLowerCase();
+  }));
 }
 
 /** Builds the configured standard capabilities; `manifestOf` finds a loaded plugin's manifest by name. */
 export function standardCapabilities(options: StandardCapabilityOptions, manifestOf: (plugin: string) => PluginManifest | undefined): StandardCapabilities {
   const capabilities: Record<string, Capability> = { log: logCapability };
   const closers: (() => void | Promise<void>)[] = [];
+  const secrets = bindSecrets(options.secrets);
   if (options.workspace !== undefined) {
     const given = typeof options.workspace === 'string' ? { dir: options.workspace } : options.workspace;
     if (typeof given.dir !== 'string' || given.dir.length === 0) throw new SandboxError('INVALID_OPTION', 'options.workspace.dir must name a folder');
@@ -89,7 +105,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
   if (options.kv !== undefined) {
     const given: KvOptions = typeof options.kv === 'string' ? { file: options.kv } : options.kv;
     if ((given.file === undefined) === (given.store === undefined)) throw new SandboxError('INVALID_OPTION', 'options.kv needs a file or a store (one of the two)');
-    const maxBytes = positive(given.maxBytes, DEFAULT_KV_MAX_BYTES, 'options.kv.maxBytes');
+    const limits = { maxBytes: positive(given.maxBytes, DEFAULT_KV_MAX_BYTES, 'options.kv.maxBytes'), maxKeys: positive(given.maxKeys, DEFAULT_KV_MAX_KEYS, 'options.kv.maxKeys') };
     let store: KvStore;
     if (given.store !== undefined) store = given.store;
     else {
@@ -100,7 +116,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
       }
       closers.push(() => store.close?.());
     }
-    Object.assign(capabilities, kvCapabilities(store, maxBytes, (plugin) => manifestOf(plugin)?.kv?.maxBytes));
+    Object.assign(capabilities, kvCapabilities(store, limits, (plugin) => manifestOf(plugin)?.kv));
   }
   if (options.network !== undefined) {
     const allow = (options.network.allow ?? []).map((text, index) => {
@@ -112,8 +128,9 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
       allow,
       maxRequestsPerCall: positive(options.network.maxRequestsPerCall, DEFAULT_MAX_REQUESTS_PER_CALL, 'options.network.maxRequestsPerCall'),
       maxResponseBytes: Math.min(positive(options.network.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'options.network.maxResponseBytes'), MAX_RESPONSE_BYTES_CAP),
-      secrets: checkedSecrets(options.secrets),
+      secrets,
       resolve: options.network.resolve ?? systemResolver,
+      allowInternal: internalHosts(options.network.allowInternal),
     };
     capabilities.fetch = fetchCapability(settings, (plugin) => manifestOf(plugin));
   } else if (options.secrets !== undefined) {
@@ -121,6 +138,7 @@ export function standardCapabilities(options: StandardCapabilityOptions, manifes
   }
   return {
     capabilities,
+    secrets,
     async close() {
       for (const close of closers) await close();
     },

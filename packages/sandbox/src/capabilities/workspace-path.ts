@@ -29,12 +29,20 @@ export function workspaceSegments(path: string, allowRoot: boolean): string[] {
 
 /**
  * The tenant's folder name: readable for ordinary ids, and never ".", "..", a separator or
- * an over-long name, whatever the embedder passes as a tenant id.
+ * an over-long name, whatever the embedder passes as a tenant id. Two ids never share a
+ * folder: the encoding only ever emits letters, digits, "-", "_" and "%", so the hashed
+ * form, which starts with "=", can never be the encoding of another id.
  */
 export function tenantFolderName(tenant: string): string {
-  const encoded = encodeURIComponent(tenant).replace(/[.!~*'()%]/g, (char) => (char === '%' ? '%' : `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`));
+  let encoded = '';
+  try {
+    encoded = encodeURIComponent(tenant).replace(/[.!~*'()%]/g, (char) => (char === '%' ? '%' : `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`));
+  } catch {
+    // A lone surrogate cannot be percent-encoded: hashed below.
+  }
   if (encoded.length > 0 && encoded.length <= 128) return encoded;
-  return `tenant-${createHash('sha256').update(tenant).digest('hex')}`;
+  // UTF-16 code units, not UTF-8: lone surrogates would all become U+FFFD and collide.
+  return `=${createHash('sha256').update(Buffer.from(tenant, 'utf16le')).digest('hex')}`;
 }
 
 /** Where a tenant's workspace files are, under the host's workspace folder. */

@@ -10,7 +10,7 @@ import type { JsonObject, JsonValue } from '@airlock/core';
 import { randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { lstat, mkdir, open, opendir, realpath, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { join, relative, isAbsolute } from 'node:path';
+import { join, relative, isAbsolute, sep } from 'node:path';
 import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, optionalStringField, stringField } from './capability-argument.js';
 import { TEMP_PREFIX, tenantFolderName, workspaceSegments } from './workspace-path.js';
@@ -67,7 +67,7 @@ export function workspaceCapabilities(settings: WorkspaceSettings, quotaOf: (plu
 
 class Workspace {
   readonly #settings: WorkspaceSettings;
-  /** Writes and deletes of one tenant run one at a time, so a quota check holds until its write lands. */
+  /** Writes and deletes in one tenant folder run one at a time, so a quota check holds until its write lands (keyed by the folder, which is what the quota counts). */
   readonly #queues = new Map<string, Promise<unknown>>();
 
   constructor(settings: WorkspaceSettings) {
@@ -94,7 +94,7 @@ class Workspace {
   }
 
   write(context: CapabilityContext, segments: string[], content: string, quota: WorkspaceQuota): Promise<JsonValue> {
-    return this.#serial(context.tenant, async () => {
+    return this.#serial(tenantFolderName(context.tenant), async () => {
       context.signal.throwIfAborted();
       const root = await this.#tenantRoot(context.tenant);
       const bytes = Buffer.byteLength(content, 'utf8');
@@ -108,7 +108,7 @@ class Workspace {
       if (usage.entries + missing + (existing === undefined ? 1 : 0) > quota.maxFiles) throw new CapabilityRefusal('workspace file quota exceeded');
       await using parent = await directory(root, dirs, true);
       const temp = parent.child(`${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
-      const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+      const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
       try {
         try {
           await assertSame(handle, temp, root);
@@ -147,9 +147,17 @@ class Workspace {
   }
 
   remove(context: CapabilityContext, segments: string[]): Promise<JsonValue> {
-    return this.#serial(context.tenant, async () => {
+    return this.#serial(tenantFolderName(context.tenant), async () => {
       const root = await this.#tenantRoot(context.tenant);
-      await using parent = await directory(root, segments.slice(0, -1), false);
+      let opened: Folder;
+      try {
+        opened = await directory(root, segments.slice(0, -1), false);
+      } catch (error) {
+        // No folder on the way: nothing to delete, as when the file alone is missing.
+        if (isMissing(error)) return { path: segments.join('/'), deleted: false };
+        throw error;
+      }
+      await using parent = opened;
       const target = parent.child(segments.at(-1) as string);
       const info = await lstatOrUndefined(target);
       if (info === undefined) return { path: segments.join('/'), deleted: false };
@@ -178,10 +186,14 @@ class Workspace {
 
   /** The tenant's folder, created on first use, as a real path (no symlink in it). */
   async #tenantRoot(tenant: string): Promise<string> {
-    await mkdir(this.#settings.dir, { recursive: true });
+    // Private to this user: folders 0700, files 0600 (the umask may narrow, never widen).
+    await mkdir(this.#settings.dir, { recursive: true, mode: 0o700 });
     const base = await realpath(this.#settings.dir);
+    // A base another user made (say in /tmp, before us) is theirs to rename and swap in: refused.
+    const uid = process.getuid?.();
+    if (uid !== undefined && uid !== 0 && (await lstat(base)).uid !== uid) throw new CapabilityRefusal('workspace folder is owned by another user');
     const root = join(base, tenantFolderName(tenant));
-    await mkdir(root).catch((error: NodeJS.ErrnoException) => {
+    await mkdir(root, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
     const info = await lstat(root);
@@ -189,13 +201,13 @@ class Workspace {
     return root;
   }
 
-  #serial<T>(tenant: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.#queues.get(tenant) ?? Promise.resolve();
+  #serial<T>(folder: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(folder) ?? Promise.resolve();
     const next = previous.then(work, work);
     const settled = next.then(() => undefined, () => undefined);
-    this.#queues.set(tenant, settled);
+    this.#queues.set(folder, settled);
     void settled.then(() => {
-      if (this.#queues.get(tenant) === settled) this.#queues.delete(tenant);
+      if (this.#queues.get(folder) === settled) this.#queues.delete(folder);
     });
     return next;
   }
@@ -241,7 +253,7 @@ async function directory(root: string, segments: readonly string[], create: bool
         handle = await open(next, FOLDER_FLAGS);
       } catch (error) {
         if (!isMissing(error) || !create) throw error;
-        await mkdir(next).catch((made: NodeJS.ErrnoException) => {
+        await mkdir(next, { mode: 0o700 }).catch((made: NodeJS.ErrnoException) => {
           if (made.code !== 'EEXIST') throw made;
         });
         handle = await open(next, FOLDER_FLAGS);
@@ -268,7 +280,8 @@ async function assertSame(handle: FileHandle, path: string, root: string): Promi
 
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  // Only ".." itself climbs: "...", "..foo" are names like any other.
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 async function missingDirectories(root: string, segments: readonly string[]): Promise<number> {

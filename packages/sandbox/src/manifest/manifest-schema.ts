@@ -62,9 +62,10 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
       maxBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(2 ** 40, `must be at most ${2 ** 40}`).optional(),
       maxFiles: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').optional(),
     }).optional(),
-    /** The cap on this plugin's kv keys and values per tenant, in UTF-8 bytes; the host's cap applies above it. */
+    /** The caps on this plugin's kv entries per tenant, in bytes (keys, values and a per-entry overhead) and keys; the host's caps apply above them. */
     kv: z.strictObject({
       maxBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(2 ** 40, `must be at most ${2 ** 40}`).optional(),
+      maxKeys: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000_000, 'must be at most 10000000').optional(),
     }).optional(),
     /** Origins the fetch capability may reach (the host's allowlist narrows them), and per-call caps. */
     network: z.strictObject({
