@@ -214,15 +214,15 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
 
   describe('a rogue member of the executors queue group', () => {
     /** Joins the fleet's queue group and accepts offers, to act on what it learns. */
-    async function rogue(onOffer: (offer: { token: string; replyTo: string }, id: string) => 'accept-then-expire' | 'accept' | 'busy'): Promise<NatsConnection> {
+    async function rogue(onOffer: (offer: { token: string; attempt: string; replyTo: string }, id: string) => 'accept-then-expire' | 'accept' | 'busy'): Promise<NatsConnection> {
       const connection = await rawClient();
       const id = 'f'.repeat(32);
       connection.subscribe('airlock.exec.' + id, { callback: (_error, message) => { if (message.reply !== undefined) message.respond(new TextEncoder().encode('{"ok":true}')); } });
       connection.subscribe('airlock.offer.*', { queue: 'airlock-executors', callback: (_error, message) => {
-        const offer = JSON.parse(new TextDecoder().decode(message.data)) as { token: string; replyTo: string };
+        const offer = JSON.parse(new TextDecoder().decode(message.data)) as { token: string; attempt: string; replyTo: string };
         const choice = onOffer(offer, id);
         message.respond(new TextEncoder().encode(JSON.stringify(choice === 'busy' ? { accepted: false, reason: 'busy' } : { accepted: true, executor: id })));
-        if (choice === 'accept-then-expire') setTimeout(() => connection.publish(offer.replyTo, new TextEncoder().encode(JSON.stringify({ type: 'expired', token: offer.token }))), 20);
+        if (choice === 'accept-then-expire') setTimeout(() => connection.publish(offer.replyTo, new TextEncoder().encode(JSON.stringify({ type: 'expired', token: offer.token, attempt: offer.attempt, executor: id }))), 20);
       } });
       await connection.flush();
       return connection;
@@ -241,17 +241,45 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
       expect([...runs.values()].every((count) => count === 1)).toBe(true);
     });
 
+    it('a late "expired" from another offer attempt of a running call is ignored: it runs once, its result kept', async () => {
+      await executor();
+      const { engine, runs, startOf } = await remote();
+      // Sees every offer and "go" (like a paused executor that got an earlier offer of the call).
+      const connection = await rawClient();
+      const offers: { token: string; attempt: string; replyTo: string }[] = [];
+      let running: string | undefined;
+      connection.subscribe('airlock.offer.*', { callback: (_error, message) => void offers.push(JSON.parse(new TextDecoder().decode(message.data)) as { token: string; attempt: string; replyTo: string }) });
+      connection.subscribe('airlock.exec.*', { callback: (_error, message) => {
+        if ((JSON.parse(new TextDecoder().decode(message.data)) as { type: string }).type === 'go') running = message.subject.slice('airlock.exec.'.length);
+      } });
+      await connection.flush();
+      const started = startOf('once');
+      const pending = engine.run([call('once', 'work', { tag: 'once', ms: 1500 })]);
+      await started;
+      const offer = offers[0] as { token: string; attempt: string; replyTo: string };
+      expect(running).toMatch(/^[0-9a-f]{32}$/);
+      const expired = (attempt: string, executor: string): void => connection.publish(offer.replyTo, new TextEncoder().encode(JSON.stringify({ type: 'expired', token: offer.token, attempt, executor })));
+      // Another executor's late reservation lapsing, and an older attempt on the running executor.
+      expired(offer.attempt, 'e'.repeat(32));
+      expired('a'.repeat(32), running as string);
+      await connection.flush();
+      const results = await pending;
+      expect(codes(results)).toEqual(['ok']);
+      expect(runs.get('once')).toBe(1);
+      expect(offers.filter((seen) => seen.token === offer.token)).toHaveLength(1);
+    });
+
     it('cannot get capability answers for a call once it ended, nor with a token that is not its own', async () => {
       await executor();
       const { engine } = await remote();
-      let captured: { token: string; replyTo: string } | undefined;
+      let captured: { token: string; attempt: string; replyTo: string } | undefined;
       const connection = await rogue((offer) => {
         if (captured !== undefined) return 'busy';
         captured = offer;
         return 'accept';
       });
       const encoder = new TextEncoder();
-      const ask = async (subject: string, token: string): Promise<unknown> => JSON.parse(new TextDecoder().decode((await connection.request(subject, encoder.encode(JSON.stringify({ type: 'capability', token, name: 'whoami', json: '{}' })), { timeout: 2000 })).data));
+      const ask = async (subject: string, token: string, attempt = (captured as { attempt: string }).attempt): Promise<unknown> => JSON.parse(new TextDecoder().decode((await connection.request(subject, encoder.encode(JSON.stringify({ type: 'capability', token, attempt, executor: 'f'.repeat(32), name: 'whoami', json: '{}' })), { timeout: 2000 })).data));
       let pending: Promise<ToolResult[]> | undefined;
       for (let index = 0; index < 40 && captured === undefined; index += 1) {
         const run = engine.run([call(`c${index}`, 'whoami')], { tenant: 'victim' });
@@ -262,13 +290,15 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
       const offer = captured as { token: string; replyTo: string };
       // While the call runs, the one executor told to run it may ask (it is trusted infrastructure).
       expect(await ask(offer.replyTo, offer.token)).toMatchObject({ ok: true });
+      // Another offer attempt of the same call is refused.
+      expect(await ask(offer.replyTo, offer.token, 'c'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
       // A body naming another token than its subject is refused.
       expect(await ask(offer.replyTo, 'a'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
       // Another call's subject under the same host, with a guessed token: refused.
       const guessed = offer.replyTo.replace(/[0-9a-f]{32}$/, 'b'.repeat(32));
       expect(await ask(guessed, 'b'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
       // The call ends (the rogue answers it); after that the same token gets nothing.
-      connection.publish(offer.replyTo, encoder.encode(JSON.stringify({ type: 'result', token: offer.token, outcome: { ok: true, json: '"forged"', usage: {} } })));
+      connection.publish(offer.replyTo, encoder.encode(JSON.stringify({ type: 'result', token: offer.token, attempt: (captured as { attempt: string }).attempt, executor: 'f'.repeat(32), outcome: { ok: true, json: '"forged"', usage: {} } })));
       const results = await (pending as Promise<ToolResult[]>);
       expect(results).toHaveLength(1);
       expect(await ask(offer.replyTo, offer.token)).toEqual({ ok: false, reason: expect.any(String) });

@@ -46,6 +46,8 @@ interface RemoteCall {
   readonly signal: AbortSignal | undefined;
   /** The executor told to run it ("go" sent), if any. */
   executor: string | undefined;
+  /** The offer attempt that executor accepted: only messages from it count. */
+  attempt: string | undefined;
   settled: boolean;
   backstop: ReturnType<typeof setTimeout> | undefined;
   /** Set while the call waits in line for a free executor. */
@@ -102,6 +104,7 @@ export class RemoteHost implements SandboxHost {
         capabilities,
         signal,
         executor: undefined,
+        attempt: undefined,
         settled: false,
         backstop: undefined,
         wake: undefined,
@@ -122,7 +125,7 @@ export class RemoteHost implements SandboxHost {
       const unwatch = signal === undefined ? undefined : onAbort(signal, () => {
         // Not yet told to run anywhere: it ends here, never run. Running: the executor aborts it and answers.
         if (call.executor === undefined) return call.settle(fail('ABORTED_BEFORE_DISPATCH', 'cancelled before it started'));
-        this.#send(call.executor, { type: 'cancel', token: call.token });
+        this.#send(call.executor, { type: 'cancel', token: call.token, attempt: call.attempt as string });
       });
       void this.#dispatch(call);
     });
@@ -136,7 +139,7 @@ export class RemoteHost implements SandboxHost {
     if (this.#closed) return;
     this.#closed = true;
     for (const call of [...this.#calls.values()]) {
-      if (call.executor !== undefined) this.#send(call.executor, { type: 'cancel', token: call.token });
+      if (call.executor !== undefined) this.#send(call.executor, { type: 'cancel', token: call.token, attempt: call.attempt as string });
       call.settle(fail('SANDBOX_CRASH', 'the sandbox was closed'));
     }
     for (const subscription of this.#subscriptions) subscription.unsubscribe();
@@ -155,8 +158,8 @@ export class RemoteHost implements SandboxHost {
   async #dispatch(call: RemoteCall): Promise<void> {
     const { connection, prefix, dispatchTimeoutMs } = this.#options;
     const fingerprint = this.#fingerprintOf(call.task.plugin);
-    const offer: Offer = { type: 'offer', token: call.token, replyTo: subjects.call(prefix, this.#id, call.token), task: remoteTask(call.task) };
-    const payload = encode(offer);
+    const replyTo = subjects.call(prefix, this.#id, call.token);
+    const task = remoteTask(call.task);
     const deadline = performance.now() + dispatchTimeoutMs;
     let busyWaitMs = 5;
     const tenantLine = `tenant:${tenantOf(call.task)}`;
@@ -182,8 +185,11 @@ export class RemoteHost implements SandboxHost {
         const direct = freed !== undefined;
         freed = undefined;
         let reply: Msg;
+        const timeout = Math.min(OFFER_TIMEOUT_MS, left);
+        const attempt = randomToken();
+        const offer: Offer = { type: 'offer', token: call.token, attempt, deadline: Date.now() + timeout, replyTo, task };
         try {
-          reply = await connection.request(subject, payload, { timeout: Math.min(OFFER_TIMEOUT_MS, left) });
+          reply = await connection.request(subject, encode(offer), { timeout });
         } catch (error) {
           if (call.settled) return;
           const code = errorCode(error);
@@ -198,7 +204,7 @@ export class RemoteHost implements SandboxHost {
         if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
         unanswered = false;
         const answer = decode(reply.data);
-        if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor);
+        if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor, attempt);
         // Full, or this tenant holds its share there: wait in the matching line for a freed slot.
         line = answer?.reason === 'tenant-busy' ? tenantLine : FLEET;
       }
@@ -252,13 +258,14 @@ export class RemoteHost implements SandboxHost {
     this.#lines.get(line)?.[0]?.wake?.(executor);
   }
 
-  #start(call: RemoteCall, executor: string): void {
+  #start(call: RemoteCall, executor: string, attempt: string): void {
     call.executor = executor;
+    call.attempt = attempt;
     this.#watch(executor, call.token);
-    this.#send(executor, { type: 'go', token: call.token });
+    this.#send(executor, { type: 'go', token: call.token, attempt });
     const limitMs = taskTimeoutMs(call.task) + BACKSTOP_GRACE_MS + REMOTE_GRACE_MS;
     call.backstop = setTimeout(() => {
-      this.#send(executor, { type: 'cancel', token: call.token });
+      this.#send(executor, { type: 'cancel', token: call.token, attempt });
       call.settle(fail('TIMEOUT', `did not finish within ${taskTimeoutMs(call.task)} ms, and executor ${executor} did not answer`));
     }, limitMs);
   }
@@ -267,8 +274,10 @@ export class RemoteHost implements SandboxHost {
     const token = message.subject.slice(message.subject.lastIndexOf('.') + 1);
     const body = decode(message.data);
     const call = this.#calls.get(token);
-    // Every message names its call's token twice (subject and body); a mismatch is refused.
-    const live = call !== undefined && body?.token === token && call.executor !== undefined ? call : undefined;
+    // Every message names its call's token twice (subject and body); a mismatch is refused. It
+    // counts only from the executor and offer attempt that got "go": a late answer to an
+    // earlier offer of the same call (a paused executor's "expired") must not re-dispatch it.
+    const live = call !== undefined && body?.token === token && call.executor !== undefined && body.executor === call.executor && body.attempt === call.attempt ? call : undefined;
     switch (body?.type) {
       case 'result':
         if (live === undefined) return;
@@ -282,6 +291,7 @@ export class RemoteHost implements SandboxHost {
         if (live === undefined) return;
         this.#unwatch(live.executor as string, live.token);
         live.executor = undefined;
+        live.attempt = undefined;
         clearTimeout(live.backstop);
         void this.#dispatch(live);
         return;
