@@ -200,6 +200,18 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(other.child.exitCode).toBeNull();
   });
 
+  it('fails only the call whose capability answer is larger than the bus carries; the host serves the next call', async () => {
+    await executor();
+    const host = hostCapabilities();
+    // Quotes double in size when escaped: this answer is over NATS's default 1 MiB max_payload only once encoded.
+    const sandbox = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: { ...host.capabilities, whoami: () => '"'.repeat(700_000) } });
+    cleanups.push(() => sandbox.close());
+    const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    const [big] = await engine.run([call('big', 'whoami')]);
+    expect(big?.isError).toBe(true);
+    expect(codes(await engine.run([call('next', 'echo')]))).toEqual(['ok']);
+  });
+
   it('cancels a running remote call: ABORTED, and the executor takes the next one', async () => {
     await executor(['--slots', '1', '--reserve', '0']);
     const { engine, startOf } = await remote();

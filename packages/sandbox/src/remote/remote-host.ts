@@ -10,7 +10,7 @@ import { onAbort } from '@airlock/core';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
-import { decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
+import { decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
 
 export interface RemoteHostOptions {
   readonly connection: NatsConnection;
@@ -299,17 +299,33 @@ export class RemoteHost implements SandboxHost {
         if (message.reply === undefined) return;
         // Bound to its call: answered only while that call runs, and only by the handler the call was given.
         if (live?.capabilities === undefined || typeof body.name !== 'string' || typeof body.json !== 'string') {
-          message.respond(encode({ ok: false, reason: 'the call has ended or has no capabilities' }));
+          this.#respond(message, { ok: false, reason: 'the call has ended or has no capabilities' });
           return;
         }
         live.capabilities(body.name, body.json).then(
-          (json) => message.respond(encode({ ok: true, json })),
-          () => message.respond(encode({ ok: false, reason: 'refused' })),
+          (json) => this.#respond(message, { ok: true, json }),
+          () => this.#respond(message, { ok: false, reason: 'refused' }),
         );
         return;
       }
       default:
-        if (message.reply !== undefined) message.respond(encode({ ok: false, reason: 'unknown call' }));
+        if (message.reply !== undefined) this.#respond(message, { ok: false, reason: 'unknown call' });
+    }
+  }
+
+  /**
+   * Answers an executor's request without ever throwing: one tenant's answer too large for
+   * the bus (a big file, a long listing) becomes a small refusal that its plugin sees as the
+   * capability failing, never an exception that ends this host and every tenant's calls.
+   */
+  #respond(message: Msg, answer: CapabilityAnswer): void {
+    try {
+      let data = encode(answer);
+      const limit = this.#options.connection.info?.max_payload;
+      if (limit !== undefined && data.length > limit) data = encode({ ok: false, reason: `the answer (${data.length} bytes) is larger than the NATS server carries (max_payload ${limit} bytes)` } satisfies CapabilityAnswer);
+      message.respond(data);
+    } catch {
+      // The connection closed or the answer could not be sent: the executor's request times out, a capability failure.
     }
   }
 
