@@ -212,6 +212,20 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(codes(await engine.run([call('next', 'echo')]))).toEqual(['ok']);
   });
 
+  it('answers a result larger than the bus carries at once as OUTPUT_TOO_LARGE, not by a backstop TIMEOUT', async () => {
+    await executor();
+    const host = hostCapabilities();
+    // The capability answer fits NATS's default 1 MiB max_payload; the result, with its envelope, does not.
+    const sandbox = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: { ...host.capabilities, whoami: () => 'a'.repeat(1_048_500) } });
+    cleanups.push(() => sandbox.close());
+    const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    const clock = performance.now();
+    const [big] = await engine.run([call('big', 'whoami')]);
+    expect(codes([big as ToolResult])).toEqual(['OUTPUT_TOO_LARGE']);
+    expect((big as ToolFailure).error.message).toMatch(/max_payload/);
+    expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs: no backstop
+  });
+
   it('cancels a running remote call: ABORTED, and the executor takes the next one', async () => {
     await executor(['--slots', '1', '--reserve', '0']);
     const { engine, startOf } = await remote();

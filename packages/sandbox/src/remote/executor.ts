@@ -134,7 +134,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
 
   const tell = (replyTo: string, message: ToHost): void => {
     try {
-      connection.publish(replyTo, encode(message));
+      connection.publish(replyTo, fitted(message, connection.info?.max_payload));
     } catch {
       // The connection closed: the host's liveness probe turns the call into SANDBOX_CRASH.
     }
@@ -245,6 +245,18 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
     },
     stopped,
   };
+}
+
+/**
+ * A message as it goes on the bus. A result larger than the server carries (max_payload)
+ * would be refused by the client and the host would wait for its backstop: it becomes a
+ * small OUTPUT_TOO_LARGE instead, which the host gets at once.
+ */
+function fitted(message: ToHost, limit: number | undefined): Uint8Array {
+  const data = encode(message);
+  if (limit === undefined || data.length <= limit || message.type !== 'result') return data;
+  const outcome: SandboxOutcome = { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result (${data.length} bytes on the bus) is larger than the NATS server carries (max_payload ${limit} bytes); raise max_payload or lower the plugin's maxOutputBytes`, usage: message.outcome.usage };
+  return encode({ ...message, outcome });
 }
 
 function localTask(task: RemoteTask, plugin: PluginSpec): SandboxTask {
