@@ -111,6 +111,32 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(runs.get('doomed')).toBe(1);
   });
 
+  it('aborts on a hung executor the call it reported SANDBOX_CRASH, when the executor resumes', async () => {
+    const hung = await executor();
+    const { engine, startOf } = await remote();
+    const connection = await rawClient();
+    const outcomes: { code?: string; ok: boolean }[] = [];
+    let resultSeen: () => void = () => undefined;
+    const resulted = new Promise<void>((resolve) => (resultSeen = resolve));
+    connection.subscribe('airlock.host.>', { callback: (_error, message) => {
+      const body = JSON.parse(new TextDecoder().decode(message.data)) as { type: string; outcome?: { ok: boolean; code?: string } };
+      if (body.type === 'result' && body.outcome !== undefined) (outcomes.push(body.outcome), resultSeen());
+    } });
+    await connection.flush();
+    const started = startOf('hung');
+    const pending = engine.run([call('hung', 'work', { tag: 'hung', ms: 6000 })]);
+    await started;
+    hung.child.kill('SIGSTOP');
+    try {
+      expect(codes(await pending)).toEqual(['SANDBOX_CRASH']);
+    } finally {
+      hung.child.kill('SIGCONT');
+    }
+    await resulted;
+    // What the executor did with it once resumed: aborted, not completed.
+    expect(outcomes).toEqual([expect.objectContaining({ ok: false, code: 'ABORTED' })]);
+  });
+
   it('fails fast and clearly when no executor serves the plugin, at load and per call, never running it', async () => {
     const clock = performance.now();
     const error = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: hostCapabilities().capabilities }).catch((caught: unknown) => caught);

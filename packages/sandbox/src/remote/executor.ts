@@ -20,7 +20,7 @@ import { tenancySettings, type QuarantineSettings } from '../tenancy-options.js'
 import { checkSubjectPrefix, connectEngine } from './connect-engine.js';
 import { offerableCapabilities } from './offerable-capabilities.js';
 import { wholeNumber } from './whole-number.js';
-import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, OFFER_CLOCK_SKEW_MS, decode, encode, isToken, pluginFingerprint, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
+import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, OFFER_CLOCK_SKEW_MS, PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
 
 export interface ExecutorOptions {
   /** The NATS server, like nats://127.0.0.1:4222 (several comma-separated for a cluster). */
@@ -79,6 +79,8 @@ interface Slot {
 }
 
 const DEFAULT_RESERVATION_MS = 5000;
+/** How often the executor checks its own event loop for a stall. */
+const STALL_TICK_MS = 250;
 
 export async function startExecutor(options: ExecutorOptions): Promise<Executor> {
   const prefix = checkSubjectPrefix(options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX, 'options.subjectPrefix');
@@ -218,9 +220,20 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   connection.subscribe(subjects.executor(prefix, id), { callback: (error, message) => error === null && onControl(message) });
   await connection.flush();
 
+  // This process stalled (SIGSTOP, a frozen VM) longer than a host waits for a probe: the
+  // hosts have reported its calls as SANDBOX_CRASH, so they are aborted here, not finished.
+  let lastTick = performance.now();
+  const stallWatch = setInterval(() => {
+    const now = performance.now();
+    if (now - lastTick > PROBE_TIMEOUT_MS + STALL_TICK_MS) for (const slot of held.values()) slot.controller?.abort();
+    lastTick = now;
+  }, STALL_TICK_MS);
+  stallWatch.unref();
+
   let finishing: Promise<void> | undefined;
   const finish = (): Promise<void> => {
     finishing ??= (async () => {
+      clearInterval(stallWatch);
       await host.close();
       if (!connection.isClosed()) await connection.drain().catch(() => undefined);
       resolveStopped();

@@ -10,7 +10,7 @@ import { onAbort } from '@airlock/core';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
-import { decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
+import { PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
 
 export interface RemoteHostOptions {
   readonly connection: NatsConnection;
@@ -32,8 +32,6 @@ const OFFER_TIMEOUT_MS = 1000;
  * generous: an executor starting a sandbox process under load must not be cut short.
  */
 const REMOTE_GRACE_MS = 10_000;
-/** A liveness probe unanswered this long means the executor is gone (a vanished one fails at once: no responders). */
-const PROBE_TIMEOUT_MS = 3000;
 /** Waiting calls also re-offer on their own, backing off from 5 ms to this, in case a "free" notice is lost. */
 const MAX_BUSY_WAIT_MS = 200;
 /** The line of calls that found an executor full. */
@@ -365,7 +363,14 @@ export class RemoteHost implements SandboxHost {
         if (why === undefined) return; // this host's own connection trouble: the backstop still bounds the call
         clearInterval(watch.timer);
         this.#watches.delete(executor);
-        for (const token of watch.tokens) this.#calls.get(token)?.settle(fail('SANDBOX_CRASH', `executor ${executor} ${why} during the call`));
+        for (const token of watch.tokens) {
+          const call = this.#calls.get(token);
+          if (call === undefined) continue;
+          // A hung executor may resume: the cancel waits for it, so the call reported crashed is
+          // aborted there rather than finishing behind the caller's back (if it has not yet).
+          if (call.attempt !== undefined) this.#send(executor, { type: 'cancel', token, attempt: call.attempt });
+          call.settle(fail('SANDBOX_CRASH', `executor ${executor} ${why} during the call`));
+        }
       },
     );
   }

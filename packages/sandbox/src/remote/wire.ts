@@ -65,6 +65,9 @@ export interface Offer {
   readonly task: RemoteTask;
 }
 
+/** A host's liveness probe unanswered this long means the executor is gone (hung or partitioned). */
+export const PROBE_TIMEOUT_MS = 3000;
+
 /** How far an executor's clock may run ahead of a host's before fresh offers look stale to it. */
 export const OFFER_CLOCK_SKEW_MS = 1000;
 
