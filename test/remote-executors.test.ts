@@ -120,7 +120,10 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     const resulted = new Promise<void>((resolve) => (resultSeen = resolve));
     connection.subscribe('airlock.host.>', { callback: (_error, message) => {
       const body = JSON.parse(new TextDecoder().decode(message.data)) as { type: string; outcome?: { ok: boolean; code?: string } };
-      if (body.type === 'result' && body.outcome !== undefined) (outcomes.push(body.outcome), resultSeen());
+      if (body.type === 'result' && body.outcome !== undefined) {
+        outcomes.push(body.outcome);
+        resultSeen();
+      }
     } });
     await connection.flush();
     const started = startOf('hung');
