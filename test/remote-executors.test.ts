@@ -255,6 +255,18 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs: no backstop
   });
 
+  it('an executor drained while its NATS server is down still exits 0', async () => {
+    const own = await startNats();
+    let running = true;
+    cleanups.push(async () => running && (await own.stop()));
+    const lonely = await startExecutorProcess(own.url, [PLUGIN]);
+    executors.push(lonely);
+    await own.stop();
+    running = false;
+    lonely.child.kill('SIGTERM');
+    expect(await lonely.exited).toBe(0);
+  });
+
   it('cancels a running remote call: ABORTED, and the executor takes the next one', async () => {
     await executor(['--slots', '1', '--reserve', '0']);
     const { engine, startOf } = await remote();

@@ -79,6 +79,8 @@ interface Slot {
 }
 
 const DEFAULT_RESERVATION_MS = 5000;
+/** How long leaving waits on the server (flush, drain) before it gives up and closes. */
+const LEAVE_MS = 2000;
 /** How often the executor checks its own event loop for a stall. */
 const STALL_TICK_MS = 250;
 
@@ -235,7 +237,9 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
     finishing ??= (async () => {
       clearInterval(stallWatch);
       await host.close();
-      if (!connection.isClosed()) await connection.drain().catch(() => undefined);
+      // While the server is down, drain fails or waits for a reconnect that may never come:
+      // close instead, so a drained executor exits rather than reconnecting forever.
+      if (!connection.isClosed() && !(await within(connection.drain(), LEAVE_MS))) await connection.close().catch(() => undefined);
       resolveStopped();
     })();
     return finishing;
@@ -251,7 +255,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
         draining = true;
         // No new offers reach this executor; reserved calls still run if their "go" comes, or lapse.
         for (const subscription of offerSubscriptions) subscription.unsubscribe();
-        await connection.flush().catch(() => undefined);
+        await within(connection.flush(), LEAVE_MS);
       }
       if (held.size > 0) await new Promise<void>((resolve) => (resolveIdle = resolve));
       await finish();
@@ -270,6 +274,17 @@ function fitted(message: ToHost, limit: number | undefined): Uint8Array {
   if (limit === undefined || data.length <= limit || message.type !== 'result') return data;
   const outcome: SandboxOutcome = { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result (${data.length} bytes on the bus) is larger than the NATS server carries (max_payload ${limit} bytes); raise max_payload or lower the plugin's maxOutputBytes`, usage: message.outcome.usage };
   return encode({ ...message, outcome });
+}
+
+/** Whether `work` settled fine within `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function localTask(task: RemoteTask, plugin: PluginSpec): SandboxTask {
