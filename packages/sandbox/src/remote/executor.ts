@@ -145,7 +145,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   };
 
   const onOffer = (plugin: PluginSpec) => (message: Msg): void => {
-    const answer = (reply: OfferAnswer): void => void message.respond(encode(reply));
+    const answer = (reply: OfferAnswer): void => respond(message, reply);
     const body = decode(message.data);
     const task = readTask(body?.task);
     if (body === undefined || !isToken(body.token) || !isToken(body.attempt) || typeof body.deadline !== 'number' || typeof body.replyTo !== 'string' || !body.replyTo.startsWith(`${prefix}.host.`) || task === undefined) return answer({ accepted: false, reason: 'invalid' });
@@ -193,7 +193,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
 
   const onControl = (message: Msg): void => {
     const body = decode(message.data);
-    if (body?.type === 'ping') return void message.respond(encode({ ok: true, inFlight: held.size }));
+    if (body?.type === 'ping') return respond(message, { ok: true, inFlight: held.size });
     if (!isToken(body?.token) || !isToken(body?.attempt)) return;
     const slot = held.get(body.attempt as string);
     if (slot === undefined || slot.token !== body.token) return;
@@ -274,6 +274,15 @@ function fitted(message: ToHost, limit: number | undefined): Uint8Array {
   if (limit === undefined || data.length <= limit || message.type !== 'result') return data;
   const outcome: SandboxOutcome = { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result (${data.length} bytes on the bus) is larger than the NATS server carries (max_payload ${limit} bytes); raise max_payload or lower the plugin's maxOutputBytes`, usage: message.outcome.usage };
   return encode({ ...message, outcome });
+}
+
+/** Answers a request; a connection closing meanwhile must not throw out of a NATS callback. */
+function respond(message: Msg, answer: unknown): void {
+  try {
+    message.respond(encode(answer));
+  } catch {
+    // Closed: the host's request times out, as for any lost executor.
+  }
 }
 
 /** Whether `work` settled fine within `ms`. */
