@@ -111,6 +111,35 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(runs.get('doomed')).toBe(1);
   });
 
+  it('aborts on a hung executor the call it reported SANDBOX_CRASH, when the executor resumes', async () => {
+    const hung = await executor();
+    const { engine, startOf } = await remote();
+    const connection = await rawClient();
+    const outcomes: { code?: string; ok: boolean }[] = [];
+    let resultSeen: () => void = () => undefined;
+    const resulted = new Promise<void>((resolve) => (resultSeen = resolve));
+    connection.subscribe('airlock.host.>', { callback: (_error, message) => {
+      const body = JSON.parse(new TextDecoder().decode(message.data)) as { type: string; outcome?: { ok: boolean; code?: string } };
+      if (body.type === 'result' && body.outcome !== undefined) {
+        outcomes.push(body.outcome);
+        resultSeen();
+      }
+    } });
+    await connection.flush();
+    const started = startOf('hung');
+    const pending = engine.run([call('hung', 'work', { tag: 'hung', ms: 6000 })]);
+    await started;
+    hung.child.kill('SIGSTOP');
+    try {
+      expect(codes(await pending)).toEqual(['SANDBOX_CRASH']);
+    } finally {
+      hung.child.kill('SIGCONT');
+    }
+    await resulted;
+    // What the executor did with it once resumed: aborted, not completed.
+    expect(outcomes).toEqual([expect.objectContaining({ ok: false, code: 'ABORTED' })]);
+  });
+
   it('fails fast and clearly when no executor serves the plugin, at load and per call, never running it', async () => {
     const clock = performance.now();
     const error = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: hostCapabilities().capabilities }).catch((caught: unknown) => caught);
@@ -200,6 +229,44 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(other.child.exitCode).toBeNull();
   });
 
+  it('fails only the call whose capability answer is larger than the bus carries; the host serves the next call', async () => {
+    await executor();
+    const host = hostCapabilities();
+    // Quotes double in size when escaped: this answer is over NATS's default 1 MiB max_payload only once encoded.
+    const sandbox = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: { ...host.capabilities, whoami: () => '"'.repeat(700_000) } });
+    cleanups.push(() => sandbox.close());
+    const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    const [big] = await engine.run([call('big', 'whoami')]);
+    expect(big?.isError).toBe(true);
+    expect(codes(await engine.run([call('next', 'echo')]))).toEqual(['ok']);
+  });
+
+  it('answers a result larger than the bus carries at once as OUTPUT_TOO_LARGE, not by a backstop TIMEOUT', async () => {
+    await executor();
+    const host = hostCapabilities();
+    // The capability answer fits NATS's default 1 MiB max_payload; the result, with its envelope, does not.
+    const sandbox = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: { ...host.capabilities, whoami: () => 'a'.repeat(1_048_500) } });
+    cleanups.push(() => sandbox.close());
+    const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    const clock = performance.now();
+    const [big] = await engine.run([call('big', 'whoami')]);
+    expect(codes([big as ToolResult])).toEqual(['OUTPUT_TOO_LARGE']);
+    expect((big as ToolFailure).error.message).toMatch(/max_payload/);
+    expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs: no backstop
+  });
+
+  it('an executor drained while its NATS server is down still exits 0', async () => {
+    const own = await startNats();
+    let running = true;
+    cleanups.push(async () => running && (await own.stop()));
+    const lonely = await startExecutorProcess(own.url, [PLUGIN]);
+    executors.push(lonely);
+    await own.stop();
+    running = false;
+    lonely.child.kill('SIGTERM');
+    expect(await lonely.exited).toBe(0);
+  });
+
   it('cancels a running remote call: ABORTED, and the executor takes the next one', async () => {
     await executor(['--slots', '1', '--reserve', '0']);
     const { engine, startOf } = await remote();
@@ -214,15 +281,15 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
 
   describe('a rogue member of the executors queue group', () => {
     /** Joins the fleet's queue group and accepts offers, to act on what it learns. */
-    async function rogue(onOffer: (offer: { token: string; replyTo: string }, id: string) => 'accept-then-expire' | 'accept' | 'busy'): Promise<NatsConnection> {
+    async function rogue(onOffer: (offer: { token: string; attempt: string; replyTo: string }, id: string) => 'accept-then-expire' | 'accept' | 'busy'): Promise<NatsConnection> {
       const connection = await rawClient();
       const id = 'f'.repeat(32);
       connection.subscribe('airlock.exec.' + id, { callback: (_error, message) => { if (message.reply !== undefined) message.respond(new TextEncoder().encode('{"ok":true}')); } });
       connection.subscribe('airlock.offer.*', { queue: 'airlock-executors', callback: (_error, message) => {
-        const offer = JSON.parse(new TextDecoder().decode(message.data)) as { token: string; replyTo: string };
+        const offer = JSON.parse(new TextDecoder().decode(message.data)) as { token: string; attempt: string; replyTo: string };
         const choice = onOffer(offer, id);
         message.respond(new TextEncoder().encode(JSON.stringify(choice === 'busy' ? { accepted: false, reason: 'busy' } : { accepted: true, executor: id })));
-        if (choice === 'accept-then-expire') setTimeout(() => connection.publish(offer.replyTo, new TextEncoder().encode(JSON.stringify({ type: 'expired', token: offer.token }))), 20);
+        if (choice === 'accept-then-expire') setTimeout(() => connection.publish(offer.replyTo, new TextEncoder().encode(JSON.stringify({ type: 'expired', token: offer.token, attempt: offer.attempt, executor: id }))), 20);
       } });
       await connection.flush();
       return connection;
@@ -241,17 +308,45 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
       expect([...runs.values()].every((count) => count === 1)).toBe(true);
     });
 
+    it('a late "expired" from another offer attempt of a running call is ignored: it runs once, its result kept', async () => {
+      await executor();
+      const { engine, runs, startOf } = await remote();
+      // Sees every offer and "go" (like a paused executor that got an earlier offer of the call).
+      const connection = await rawClient();
+      const offers: { token: string; attempt: string; replyTo: string }[] = [];
+      let running: string | undefined;
+      connection.subscribe('airlock.offer.*', { callback: (_error, message) => void offers.push(JSON.parse(new TextDecoder().decode(message.data)) as { token: string; attempt: string; replyTo: string }) });
+      connection.subscribe('airlock.exec.*', { callback: (_error, message) => {
+        if ((JSON.parse(new TextDecoder().decode(message.data)) as { type: string }).type === 'go') running = message.subject.slice('airlock.exec.'.length);
+      } });
+      await connection.flush();
+      const started = startOf('once');
+      const pending = engine.run([call('once', 'work', { tag: 'once', ms: 1500 })]);
+      await started;
+      const offer = offers[0] as { token: string; attempt: string; replyTo: string };
+      expect(running).toMatch(/^[0-9a-f]{32}$/);
+      const expired = (attempt: string, executor: string): void => connection.publish(offer.replyTo, new TextEncoder().encode(JSON.stringify({ type: 'expired', token: offer.token, attempt, executor })));
+      // Another executor's late reservation lapsing, and an older attempt on the running executor.
+      expired(offer.attempt, 'e'.repeat(32));
+      expired('a'.repeat(32), running as string);
+      await connection.flush();
+      const results = await pending;
+      expect(codes(results)).toEqual(['ok']);
+      expect(runs.get('once')).toBe(1);
+      expect(offers.filter((seen) => seen.token === offer.token)).toHaveLength(1);
+    });
+
     it('cannot get capability answers for a call once it ended, nor with a token that is not its own', async () => {
       await executor();
       const { engine } = await remote();
-      let captured: { token: string; replyTo: string } | undefined;
+      let captured: { token: string; attempt: string; replyTo: string } | undefined;
       const connection = await rogue((offer) => {
         if (captured !== undefined) return 'busy';
         captured = offer;
         return 'accept';
       });
       const encoder = new TextEncoder();
-      const ask = async (subject: string, token: string): Promise<unknown> => JSON.parse(new TextDecoder().decode((await connection.request(subject, encoder.encode(JSON.stringify({ type: 'capability', token, name: 'whoami', json: '{}' })), { timeout: 2000 })).data));
+      const ask = async (subject: string, token: string, attempt = (captured as { attempt: string }).attempt): Promise<unknown> => JSON.parse(new TextDecoder().decode((await connection.request(subject, encoder.encode(JSON.stringify({ type: 'capability', token, attempt, executor: 'f'.repeat(32), name: 'whoami', json: '{}' })), { timeout: 2000 })).data));
       let pending: Promise<ToolResult[]> | undefined;
       for (let index = 0; index < 40 && captured === undefined; index += 1) {
         const run = engine.run([call(`c${index}`, 'whoami')], { tenant: 'victim' });
@@ -262,13 +357,15 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
       const offer = captured as { token: string; replyTo: string };
       // While the call runs, the one executor told to run it may ask (it is trusted infrastructure).
       expect(await ask(offer.replyTo, offer.token)).toMatchObject({ ok: true });
+      // Another offer attempt of the same call is refused.
+      expect(await ask(offer.replyTo, offer.token, 'c'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
       // A body naming another token than its subject is refused.
       expect(await ask(offer.replyTo, 'a'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
       // Another call's subject under the same host, with a guessed token: refused.
       const guessed = offer.replyTo.replace(/[0-9a-f]{32}$/, 'b'.repeat(32));
       expect(await ask(guessed, 'b'.repeat(32))).toEqual({ ok: false, reason: expect.any(String) });
       // The call ends (the rogue answers it); after that the same token gets nothing.
-      connection.publish(offer.replyTo, encoder.encode(JSON.stringify({ type: 'result', token: offer.token, outcome: { ok: true, json: '"forged"', usage: {} } })));
+      connection.publish(offer.replyTo, encoder.encode(JSON.stringify({ type: 'result', token: offer.token, attempt: (captured as { attempt: string }).attempt, executor: 'f'.repeat(32), outcome: { ok: true, json: '"forged"', usage: {} } })));
       const results = await (pending as Promise<ToolResult[]>);
       expect(results).toHaveLength(1);
       expect(await ask(offer.replyTo, offer.token)).toEqual({ ok: false, reason: expect.any(String) });

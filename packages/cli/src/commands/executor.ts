@@ -102,5 +102,8 @@ export async function executorCommand(argv: string[]): Promise<number> {
   process.off('SIGTERM', stop);
   process.off('SIGINT', stop);
   process.stderr.write(`airlock executor ${executor.id}: stopped\n`);
+  // Everything is stopped; a NATS client timer left from retrying a dead server must not keep
+  // the process up (a drain while the server is down). Unref'd: it fires only in that case.
+  setTimeout(() => process.exit(), 1000).unref();
   return 0;
 }

@@ -20,7 +20,7 @@ import { tenancySettings, type QuarantineSettings } from '../tenancy-options.js'
 import { checkSubjectPrefix, connectEngine } from './connect-engine.js';
 import { offerableCapabilities } from './offerable-capabilities.js';
 import { wholeNumber } from './whole-number.js';
-import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, decode, encode, isToken, pluginFingerprint, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
+import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, OFFER_CLOCK_SKEW_MS, PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
 
 export interface ExecutorOptions {
   /** The NATS server, like nats://127.0.0.1:4222 (several comma-separated for a cluster). */
@@ -66,6 +66,8 @@ export interface Executor {
 
 interface Slot {
   readonly token: string;
+  /** The offer attempt it was reserved for; "go", "cancel" and every message to the host name it. */
+  readonly attempt: string;
   readonly tenant: string;
   readonly replyTo: string;
   readonly task: RemoteTask;
@@ -77,6 +79,10 @@ interface Slot {
 }
 
 const DEFAULT_RESERVATION_MS = 5000;
+/** How long leaving waits on the server (flush, drain) before it gives up and closes. */
+const LEAVE_MS = 2000;
+/** How often the executor checks its own event loop for a stall. */
+const STALL_TICK_MS = 250;
 
 export async function startExecutor(options: ExecutorOptions): Promise<Executor> {
   const prefix = checkSubjectPrefix(options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX, 'options.subjectPrefix');
@@ -115,7 +121,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   // Whether an offer was refused since the last "free" notice: only then is a freed slot news.
   let refused = false;
   const release = (slot: Slot): void => {
-    if (!held.delete(slot.token)) return;
+    if (!held.delete(slot.attempt)) return;
     const left = (perTenant.get(slot.tenant) ?? 1) - 1;
     if (left === 0) perTenant.delete(slot.tenant);
     else perTenant.set(slot.tenant, left);
@@ -132,30 +138,33 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
 
   const tell = (replyTo: string, message: ToHost): void => {
     try {
-      connection.publish(replyTo, encode(message));
+      connection.publish(replyTo, fitted(message, connection.info?.max_payload));
     } catch {
       // The connection closed: the host's liveness probe turns the call into SANDBOX_CRASH.
     }
   };
 
   const onOffer = (plugin: PluginSpec) => (message: Msg): void => {
-    const answer = (reply: OfferAnswer): void => void message.respond(encode(reply));
+    const answer = (reply: OfferAnswer): void => respond(message, reply);
     const body = decode(message.data);
     const task = readTask(body?.task);
-    if (body === undefined || !isToken(body.token) || typeof body.replyTo !== 'string' || !body.replyTo.startsWith(`${prefix}.host.`) || task === undefined) return answer({ accepted: false, reason: 'invalid' });
+    if (body === undefined || !isToken(body.token) || !isToken(body.attempt) || typeof body.deadline !== 'number' || typeof body.replyTo !== 'string' || !body.replyTo.startsWith(`${prefix}.host.`) || task === undefined) return answer({ accepted: false, reason: 'invalid' });
+    // An offer that waited past its deadline (this executor was paused or slow): its host has
+    // stopped waiting and offered the call elsewhere; reserving a slot for it would only block.
+    if (Date.now() > body.deadline + OFFER_CLOCK_SKEW_MS) return answer({ accepted: false, reason: 'stale' });
     if (draining) return answer({ accepted: false, reason: 'draining' });
     if (held.size >= capacity) return ((refused = true), answer({ accepted: false, reason: 'busy' }));
     const tenant = task.kind === 'describe' ? DEFAULT_TENANT : task.tenant;
     // A tenant may hold `slots` here; the reserve stays for other tenants.
     if ((perTenant.get(tenant) ?? 0) >= slots) return ((refused = true), answer({ accepted: false, reason: 'tenant-busy' }));
-    if (held.has(body.token)) return answer({ accepted: false, reason: 'invalid' });
-    const slot: Slot = { token: body.token, tenant, replyTo: body.replyTo, task, plugin, lapse: undefined, controller: undefined };
+    if (held.has(body.attempt)) return answer({ accepted: false, reason: 'invalid' });
+    const slot: Slot = { token: body.token, attempt: body.attempt, tenant, replyTo: body.replyTo, task, plugin, lapse: undefined, controller: undefined };
     slot.lapse = setTimeout(() => {
       // No "go" came: the host took another executor or gave up. The call never ran here.
       release(slot);
-      tell(slot.replyTo, { type: 'expired', token: slot.token });
+      tell(slot.replyTo, { type: 'expired', token: slot.token, attempt: slot.attempt, executor: id });
     }, reservationMs);
-    held.set(slot.token, slot);
+    held.set(slot.attempt, slot);
     perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
     answer({ accepted: true, executor: id });
   };
@@ -165,7 +174,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
     slot.controller = controller;
     const capabilities: CapabilityHandler | undefined = slot.plugin.capabilities.length === 0 ? undefined : async (name, json) => {
       // Only to this call's own subject on its own host, which answers only while the call runs.
-      const reply = await connection.request(slot.replyTo, encode({ type: 'capability', token: slot.token, name, json } satisfies ToHost), { timeout: slot.plugin.limits.timeoutMs });
+      const reply = await connection.request(slot.replyTo, encode({ type: 'capability', token: slot.token, attempt: slot.attempt, executor: id, name, json } satisfies ToHost), { timeout: slot.plugin.limits.timeoutMs });
       const answer = decode(reply.data) as CapabilityAnswer | undefined;
       if (answer?.ok !== true || typeof answer.json !== 'string') throw new Error('refused');
       return answer.json;
@@ -178,16 +187,16 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
     } catch {
       outcome = { ok: false, code: 'SANDBOX_CRASH', message: 'the executor failed to run the call', usage: NO_USAGE };
     }
-    tell(slot.replyTo, { type: 'result', token: slot.token, outcome });
+    tell(slot.replyTo, { type: 'result', token: slot.token, attempt: slot.attempt, executor: id, outcome });
     release(slot);
   };
 
   const onControl = (message: Msg): void => {
     const body = decode(message.data);
-    if (body?.type === 'ping') return void message.respond(encode({ ok: true, inFlight: held.size }));
-    if (!isToken(body?.token)) return;
-    const slot = held.get(body.token as string);
-    if (slot === undefined) return;
+    if (body?.type === 'ping') return respond(message, { ok: true, inFlight: held.size });
+    if (!isToken(body?.token) || !isToken(body?.attempt)) return;
+    const slot = held.get(body.attempt as string);
+    if (slot === undefined || slot.token !== body.token) return;
     if (body?.type === 'go' && slot.lapse !== undefined) {
       clearTimeout(slot.lapse);
       slot.lapse = undefined;
@@ -213,11 +222,24 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   connection.subscribe(subjects.executor(prefix, id), { callback: (error, message) => error === null && onControl(message) });
   await connection.flush();
 
+  // This process stalled (SIGSTOP, a frozen VM) longer than a host waits for a probe: the
+  // hosts have reported its calls as SANDBOX_CRASH, so they are aborted here, not finished.
+  let lastTick = performance.now();
+  const stallWatch = setInterval(() => {
+    const now = performance.now();
+    if (now - lastTick > PROBE_TIMEOUT_MS + STALL_TICK_MS) for (const slot of held.values()) slot.controller?.abort();
+    lastTick = now;
+  }, STALL_TICK_MS);
+  stallWatch.unref();
+
   let finishing: Promise<void> | undefined;
   const finish = (): Promise<void> => {
     finishing ??= (async () => {
+      clearInterval(stallWatch);
       await host.close();
-      if (!connection.isClosed()) await connection.drain().catch(() => undefined);
+      // While the server is down, drain fails or waits for a reconnect that may never come:
+      // close instead, so a drained executor exits rather than reconnecting forever.
+      if (!connection.isClosed() && !(await within(connection.drain(), LEAVE_MS))) await connection.close().catch(() => undefined);
       resolveStopped();
     })();
     return finishing;
@@ -233,13 +255,45 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
         draining = true;
         // No new offers reach this executor; reserved calls still run if their "go" comes, or lapse.
         for (const subscription of offerSubscriptions) subscription.unsubscribe();
-        await connection.flush().catch(() => undefined);
+        await within(connection.flush(), LEAVE_MS);
       }
       if (held.size > 0) await new Promise<void>((resolve) => (resolveIdle = resolve));
       await finish();
     },
     stopped,
   };
+}
+
+/**
+ * A message as it goes on the bus. A result larger than the server carries (max_payload)
+ * would be refused by the client and the host would wait for its backstop: it becomes a
+ * small OUTPUT_TOO_LARGE instead, which the host gets at once.
+ */
+function fitted(message: ToHost, limit: number | undefined): Uint8Array {
+  const data = encode(message);
+  if (limit === undefined || data.length <= limit || message.type !== 'result') return data;
+  const outcome: SandboxOutcome = { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result (${data.length} bytes on the bus) is larger than the NATS server carries (max_payload ${limit} bytes); raise max_payload or lower the plugin's maxOutputBytes`, usage: message.outcome.usage };
+  return encode({ ...message, outcome });
+}
+
+/** Answers a request; a connection closing meanwhile must not throw out of a NATS callback. */
+function respond(message: Msg, answer: unknown): void {
+  try {
+    message.respond(encode(answer));
+  } catch {
+    // Closed: the host's request times out, as for any lost executor.
+  }
+}
+
+/** Whether `work` settled fine within `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function localTask(task: RemoteTask, plugin: PluginSpec): SandboxTask {

@@ -10,7 +10,7 @@ import { onAbort } from '@airlock/core';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
-import { decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
+import { PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
 
 export interface RemoteHostOptions {
   readonly connection: NatsConnection;
@@ -32,8 +32,6 @@ const OFFER_TIMEOUT_MS = 1000;
  * generous: an executor starting a sandbox process under load must not be cut short.
  */
 const REMOTE_GRACE_MS = 10_000;
-/** A liveness probe unanswered this long means the executor is gone (a vanished one fails at once: no responders). */
-const PROBE_TIMEOUT_MS = 3000;
 /** Waiting calls also re-offer on their own, backing off from 5 ms to this, in case a "free" notice is lost. */
 const MAX_BUSY_WAIT_MS = 200;
 /** The line of calls that found an executor full. */
@@ -46,6 +44,8 @@ interface RemoteCall {
   readonly signal: AbortSignal | undefined;
   /** The executor told to run it ("go" sent), if any. */
   executor: string | undefined;
+  /** The offer attempt that executor accepted: only messages from it count. */
+  attempt: string | undefined;
   settled: boolean;
   backstop: ReturnType<typeof setTimeout> | undefined;
   /** Set while the call waits in line for a free executor. */
@@ -102,6 +102,7 @@ export class RemoteHost implements SandboxHost {
         capabilities,
         signal,
         executor: undefined,
+        attempt: undefined,
         settled: false,
         backstop: undefined,
         wake: undefined,
@@ -122,7 +123,7 @@ export class RemoteHost implements SandboxHost {
       const unwatch = signal === undefined ? undefined : onAbort(signal, () => {
         // Not yet told to run anywhere: it ends here, never run. Running: the executor aborts it and answers.
         if (call.executor === undefined) return call.settle(fail('ABORTED_BEFORE_DISPATCH', 'cancelled before it started'));
-        this.#send(call.executor, { type: 'cancel', token: call.token });
+        this.#send(call.executor, { type: 'cancel', token: call.token, attempt: call.attempt as string });
       });
       void this.#dispatch(call);
     });
@@ -136,7 +137,7 @@ export class RemoteHost implements SandboxHost {
     if (this.#closed) return;
     this.#closed = true;
     for (const call of [...this.#calls.values()]) {
-      if (call.executor !== undefined) this.#send(call.executor, { type: 'cancel', token: call.token });
+      if (call.executor !== undefined) this.#send(call.executor, { type: 'cancel', token: call.token, attempt: call.attempt as string });
       call.settle(fail('SANDBOX_CRASH', 'the sandbox was closed'));
     }
     for (const subscription of this.#subscriptions) subscription.unsubscribe();
@@ -155,8 +156,8 @@ export class RemoteHost implements SandboxHost {
   async #dispatch(call: RemoteCall): Promise<void> {
     const { connection, prefix, dispatchTimeoutMs } = this.#options;
     const fingerprint = this.#fingerprintOf(call.task.plugin);
-    const offer: Offer = { type: 'offer', token: call.token, replyTo: subjects.call(prefix, this.#id, call.token), task: remoteTask(call.task) };
-    const payload = encode(offer);
+    const replyTo = subjects.call(prefix, this.#id, call.token);
+    const task = remoteTask(call.task);
     const deadline = performance.now() + dispatchTimeoutMs;
     let busyWaitMs = 5;
     const tenantLine = `tenant:${tenantOf(call.task)}`;
@@ -182,8 +183,11 @@ export class RemoteHost implements SandboxHost {
         const direct = freed !== undefined;
         freed = undefined;
         let reply: Msg;
+        const timeout = Math.min(OFFER_TIMEOUT_MS, left);
+        const attempt = randomToken();
+        const offer: Offer = { type: 'offer', token: call.token, attempt, deadline: Date.now() + timeout, replyTo, task };
         try {
-          reply = await connection.request(subject, payload, { timeout: Math.min(OFFER_TIMEOUT_MS, left) });
+          reply = await connection.request(subject, encode(offer), { timeout });
         } catch (error) {
           if (call.settled) return;
           const code = errorCode(error);
@@ -198,7 +202,7 @@ export class RemoteHost implements SandboxHost {
         if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
         unanswered = false;
         const answer = decode(reply.data);
-        if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor);
+        if (answer?.accepted === true && isToken(answer.executor)) return this.#start(call, answer.executor, attempt);
         // Full, or this tenant holds its share there: wait in the matching line for a freed slot.
         line = answer?.reason === 'tenant-busy' ? tenantLine : FLEET;
       }
@@ -252,13 +256,14 @@ export class RemoteHost implements SandboxHost {
     this.#lines.get(line)?.[0]?.wake?.(executor);
   }
 
-  #start(call: RemoteCall, executor: string): void {
+  #start(call: RemoteCall, executor: string, attempt: string): void {
     call.executor = executor;
+    call.attempt = attempt;
     this.#watch(executor, call.token);
-    this.#send(executor, { type: 'go', token: call.token });
+    this.#send(executor, { type: 'go', token: call.token, attempt });
     const limitMs = taskTimeoutMs(call.task) + BACKSTOP_GRACE_MS + REMOTE_GRACE_MS;
     call.backstop = setTimeout(() => {
-      this.#send(executor, { type: 'cancel', token: call.token });
+      this.#send(executor, { type: 'cancel', token: call.token, attempt });
       call.settle(fail('TIMEOUT', `did not finish within ${taskTimeoutMs(call.task)} ms, and executor ${executor} did not answer`));
     }, limitMs);
   }
@@ -267,8 +272,10 @@ export class RemoteHost implements SandboxHost {
     const token = message.subject.slice(message.subject.lastIndexOf('.') + 1);
     const body = decode(message.data);
     const call = this.#calls.get(token);
-    // Every message names its call's token twice (subject and body); a mismatch is refused.
-    const live = call !== undefined && body?.token === token && call.executor !== undefined ? call : undefined;
+    // Every message names its call's token twice (subject and body); a mismatch is refused. It
+    // counts only from the executor and offer attempt that got "go": a late answer to an
+    // earlier offer of the same call (a paused executor's "expired") must not re-dispatch it.
+    const live = call !== undefined && body?.token === token && call.executor !== undefined && body.executor === call.executor && body.attempt === call.attempt ? call : undefined;
     switch (body?.type) {
       case 'result':
         if (live === undefined) return;
@@ -282,6 +289,7 @@ export class RemoteHost implements SandboxHost {
         if (live === undefined) return;
         this.#unwatch(live.executor as string, live.token);
         live.executor = undefined;
+        live.attempt = undefined;
         clearTimeout(live.backstop);
         void this.#dispatch(live);
         return;
@@ -289,17 +297,33 @@ export class RemoteHost implements SandboxHost {
         if (message.reply === undefined) return;
         // Bound to its call: answered only while that call runs, and only by the handler the call was given.
         if (live?.capabilities === undefined || typeof body.name !== 'string' || typeof body.json !== 'string') {
-          message.respond(encode({ ok: false, reason: 'the call has ended or has no capabilities' }));
+          this.#respond(message, { ok: false, reason: 'the call has ended or has no capabilities' });
           return;
         }
         live.capabilities(body.name, body.json).then(
-          (json) => message.respond(encode({ ok: true, json })),
-          () => message.respond(encode({ ok: false, reason: 'refused' })),
+          (json) => this.#respond(message, { ok: true, json }),
+          () => this.#respond(message, { ok: false, reason: 'refused' }),
         );
         return;
       }
       default:
-        if (message.reply !== undefined) message.respond(encode({ ok: false, reason: 'unknown call' }));
+        if (message.reply !== undefined) this.#respond(message, { ok: false, reason: 'unknown call' });
+    }
+  }
+
+  /**
+   * Answers an executor's request without ever throwing: one tenant's answer too large for
+   * the bus (a big file, a long listing) becomes a small refusal that its plugin sees as the
+   * capability failing, never an exception that ends this host and every tenant's calls.
+   */
+  #respond(message: Msg, answer: CapabilityAnswer): void {
+    try {
+      let data = encode(answer);
+      const limit = this.#options.connection.info?.max_payload;
+      if (limit !== undefined && data.length > limit) data = encode({ ok: false, reason: `the answer (${data.length} bytes) is larger than the NATS server carries (max_payload ${limit} bytes)` } satisfies CapabilityAnswer);
+      message.respond(data);
+    } catch {
+      // The connection closed or the answer could not be sent: the executor's request times out, a capability failure.
     }
   }
 
@@ -339,7 +363,14 @@ export class RemoteHost implements SandboxHost {
         if (why === undefined) return; // this host's own connection trouble: the backstop still bounds the call
         clearInterval(watch.timer);
         this.#watches.delete(executor);
-        for (const token of watch.tokens) this.#calls.get(token)?.settle(fail('SANDBOX_CRASH', `executor ${executor} ${why} during the call`));
+        for (const token of watch.tokens) {
+          const call = this.#calls.get(token);
+          if (call === undefined) continue;
+          // A hung executor may resume: the cancel waits for it, so the call reported crashed is
+          // aborted there rather than finishing behind the caller's back (if it has not yet).
+          if (call.attempt !== undefined) this.#send(executor, { type: 'cancel', token, attempt: call.attempt });
+          call.settle(fail('SANDBOX_CRASH', `executor ${executor} ${why} during the call`));
+        }
       },
     );
   }

@@ -52,20 +52,44 @@ export interface Offer {
   readonly type: 'offer';
   /** Unguessable per call (128 bits): names the call's subject on the host and binds every message of the call. */
   readonly token: string;
+  /**
+   * Fresh per offer (the same call may be offered several times): the host accepts "expired",
+   * results and capability requests only from the attempt it sent "go" to, so a late answer
+   * to an earlier offer can never re-dispatch or answer a call that runs elsewhere.
+   */
+  readonly attempt: string;
+  /** Host clock (ms since the epoch) after which the offer is stale: an executor refuses it (see OFFER_CLOCK_SKEW_MS). */
+  readonly deadline: number;
   /** Where results and capability requests of this call go. */
   readonly replyTo: string;
   readonly task: RemoteTask;
 }
 
-export type OfferAnswer = { readonly accepted: true; readonly executor: string } | { readonly accepted: false; readonly reason: 'busy' | 'tenant-busy' | 'draining' | 'invalid' };
+/** A host's liveness probe unanswered this long means the executor is gone (hung or partitioned). */
+export const PROBE_TIMEOUT_MS = 3000;
 
-export type ToExecutor = { readonly type: 'go'; readonly token: string } | { readonly type: 'cancel'; readonly token: string } | { readonly type: 'ping' };
+/** How far an executor's clock may run ahead of a host's before fresh offers look stale to it. */
+export const OFFER_CLOCK_SKEW_MS = 1000;
+
+export type OfferAnswer = { readonly accepted: true; readonly executor: string } | { readonly accepted: false; readonly reason: 'busy' | 'tenant-busy' | 'draining' | 'invalid' | 'stale' };
+
+export type ToExecutor =
+  | { readonly type: 'go'; readonly token: string; readonly attempt: string }
+  | { readonly type: 'cancel'; readonly token: string; readonly attempt: string }
+  | { readonly type: 'ping' };
+
+/** Every message of a running call names its token, the offer attempt that got "go", and the executor. */
+interface FromAttempt {
+  readonly token: string;
+  readonly attempt: string;
+  readonly executor: string;
+}
 
 export type ToHost =
-  | { readonly type: 'result'; readonly token: string; readonly outcome: SandboxOutcome }
+  | (FromAttempt & { readonly type: 'result'; readonly outcome: SandboxOutcome })
   /** The reservation lapsed before a "go" came: the call never ran, so the host may offer it again. */
-  | { readonly type: 'expired'; readonly token: string }
-  | { readonly type: 'capability'; readonly token: string; readonly name: string; readonly json: string };
+  | (FromAttempt & { readonly type: 'expired' })
+  | (FromAttempt & { readonly type: 'capability'; readonly name: string; readonly json: string });
 
 export type CapabilityAnswer = { readonly ok: true; readonly json: string } | { readonly ok: false; readonly reason: string };
 
