@@ -132,12 +132,15 @@ describe('kv capability', () => {
       capabilityBytesIn: requests.reduce((sum, request) => sum + bytes(request.argument), 0),
       capabilityBytesOut: answers.reduce((sum, answer) => sum + bytes(answer.value ?? null), 0),
     });
-    // Twenty at once: sixteen may wait at the host, four are refused in the worker; all twenty count.
+    // Twenty at once: at most sixteen may wait at the host, the rest are refused in the worker
+    // (how many depends on how fast the host answers); all twenty count, and only what crossed
+    // to the host counts in bytes. The refusals themselves are pinned in live-call.test.ts.
     const line = { level: 'info', message: 'hi' };
     const flood = await run('many', { requests: Array.from({ length: 20 }, () => ({ name: 'log', argument: line })) });
     const answered = (flood as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok).length;
-    expect(answered).toBe(16);
-    expect(flood.metadata).toMatchObject({ capabilityRequests: 20, capabilityBytesIn: 16 * bytes(line), capabilityBytesOut: 16 * bytes(null) });
+    expect(answered).toBeLessThanOrEqual(20);
+    expect(answered).toBeGreaterThanOrEqual(16);
+    expect(flood.metadata).toMatchObject({ capabilityRequests: 20, capabilityBytesIn: answered * bytes(line), capabilityBytesOut: answered * bytes(null) });
   });
 
   it('refuses hostile keys and arguments with a generic error', async () => {
