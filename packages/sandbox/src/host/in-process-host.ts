@@ -11,6 +11,8 @@ import { QueueGauge } from './queue-gauge.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
+/** Time for a build-ahead step already running in a worker to finish before the pool is destroyed. */
+const BUILD_AHEAD_SETTLE_MS = 50;
 /** Outcomes that mean an isolate was disposed under a call. */
 const KILLS: ReadonlySet<string> = new Set(['CPU_LIMIT', 'TIMEOUT', 'MEMORY_LIMIT', 'SANDBOX_CRASH', 'ABORTED']);
 
@@ -107,9 +109,13 @@ export class InProcessHost implements SandboxHost {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // No worker starts building ahead from now on, and one that is building (a few
+    // milliseconds of synchronous isolated-vm work) gets to finish: a worker terminated in the
+    // middle of an isolated-vm call can abort the process (seen on Node 26).
+    this.#queue.closing();
     // isolated-vm finishes disposing a killed isolate asynchronously; terminating its
     // worker before then can abort the process, so recent kills get time to settle.
-    const settleMs = DISPOSAL_SETTLE_MS - (performance.now() - this.#lastKillAt);
+    const settleMs = Math.max(BUILD_AHEAD_SETTLE_MS, DISPOSAL_SETTLE_MS - (performance.now() - this.#lastKillAt));
     if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
     await this.#pool.destroy();
   }

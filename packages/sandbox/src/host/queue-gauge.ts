@@ -18,7 +18,15 @@ export class QueueGauge {
   dropped(): void {
     Atomics.sub(this.#counts, SUBMITTED, 1);
   }
+
+  /** The pool is closing: from now on the gauge never reads empty, so no worker builds ahead. */
+  closing(): void {
+    Atomics.add(this.#counts, SUBMITTED, CLOSED_MARK);
+  }
 }
+
+/** Far more than any real queue: added once at close. */
+const CLOSED_MARK = 1 << 24;
 
 /** The worker side: stamp each task started; ask whether any waits. */
 export class QueueReader {
