@@ -11,7 +11,7 @@ import { RealmSupply } from './realm-supply.js';
 import { runTask } from './run-task.js';
 import { answered, callTaskBody, type Body } from './task-bodies.js';
 import { taskBudget } from './task-budgets.js';
-import { heapOvershoot, killedOutcome, loadFailure, usageOf } from './task-failure.js';
+import { heapCheckDue, heapOvershoot, killedOutcome, loadFailure, usageOf } from './task-failure.js';
 import { Watchdog, type Budget } from './watchdog.js';
 
 export interface IsolateRunnerOptions {
@@ -94,7 +94,7 @@ export class IsolateRunner {
       }
       const result = await Promise.race([work, watchdog.expired]);
       if (isolate.isDisposed) throw new Error('the isolate was disposed');
-      const outgrown = heapOvershoot(isolate, plugin.limits.memoryMb);
+      const outgrown = heapCheckDue(slot, watchdog.cpuMs()) ? heapOvershoot(isolate, plugin.limits.memoryMb) : undefined;
       if (outgrown !== undefined) return { ok: false, code: 'MEMORY_LIMIT', message: outgrown, usage: usageOf(watchdog, bytesIn, 0) };
       healthy = true;
       reusable = result.reusable;

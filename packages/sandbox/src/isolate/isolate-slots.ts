@@ -18,6 +18,8 @@ export interface IsolateSlot {
   warm: Realm | undefined;
   /** A realm built ahead of the next call ("fresh" mode): never used by any call yet. */
   spare: Realm | undefined;
+  /** CPU the isolate used since its heap was last read after a task (task-failure.ts, heapCheckDue). */
+  cpuSinceHeapCheckMs: number;
 }
 
 export class IsolateSlots {
@@ -93,7 +95,7 @@ export class IsolateSlots {
         process.abort();
       },
     });
-    return { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined };
+    return { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0 };
   }
 
   /** A slot that hit a limit or failed is never reused. */

@@ -20,6 +20,24 @@ export function usageOf(watchdog: Watchdog, bytesIn: number, bytesOut: number): 
 }
 
 /**
+ * CPU an isolate may use between two heap reads. Writing memory takes CPU: a core copies a few
+ * GB/s, tens of MB per millisecond at best, while outrunning the check below takes more than
+ * the limit plus HEAP_OVERSHOOT_SLACK_BYTES (24 MiB at the smallest limit). So the read (about
+ * 10 µs, it takes the isolate's lock) runs once an isolate used this much CPU since the last
+ * one, not after every call: a call that flattens a huge string is checked at once, and small
+ * calls that each grow the heap a little are caught before they add up.
+ */
+const HEAP_CHECK_CPU_MS = 1;
+
+/** Whether the heap is read after this task: `cpuMs` is what the task used (-1 if unknown). */
+export function heapCheckDue(slot: { cpuSinceHeapCheckMs: number }, cpuMs: number): boolean {
+  slot.cpuSinceHeapCheckMs += cpuMs < 0 ? HEAP_CHECK_CPU_MS : cpuMs;
+  if (slot.cpuSinceHeapCheckMs < HEAP_CHECK_CPU_MS) return false;
+  slot.cpuSinceHeapCheckMs = 0;
+  return true;
+}
+
+/**
  * The isolate is idle after a task, so this read is cheap (a few µs) and cannot wait on a
  * lock. V8 can outgrow isolated-vm's limit without a collection noticing (flattening a huge
  * rope string, for one): such a task ends as MEMORY_LIMIT (with this message), and its isolate goes.

@@ -37,6 +37,39 @@ setInterval(() => {
   residentBytes = process.memoryUsage.rss();
 }, 100).unref();
 
+/**
+ * How often this thread's watchdogs look at their budgets. One sweep serves every watchdog
+ * in force (a worker runs one task at a time, a pool worker's classify beside it at most):
+ * a timer pair per call cost more than the rest of a warm call's bookkeeping together.
+ * A deadline or a CPU allowance is noticed at most this late; isolated-vm's own timeout
+ * (taskTimeoutMs) stops a spinning task on time regardless.
+ */
+const SWEEP_MS = 5;
+/** Sweeps with nothing to watch before the sweep stops: a worker that keeps calling never re-arms it. */
+const IDLE_SWEEPS_BEFORE_STOP = 20;
+const inForce = new Set<Watchdog>();
+let sweep: ReturnType<typeof setInterval> | undefined;
+let idleSweeps = 0;
+
+function watch(watchdog: Watchdog): void {
+  inForce.add(watchdog);
+  idleSweeps = 0;
+  sweep ??= setInterval(sweepAll, SWEEP_MS).unref();
+}
+
+function sweepAll(): void {
+  if (inForce.size === 0) {
+    idleSweeps += 1;
+    if (idleSweeps >= IDLE_SWEEPS_BEFORE_STOP) {
+      clearInterval(sweep);
+      sweep = undefined;
+    }
+    return;
+  }
+  idleSweeps = 0;
+  for (const watchdog of inForce) watchdog.check();
+}
+
 export interface Budget {
   readonly cpuMs: number;
   readonly timeoutMs: number;
@@ -51,8 +84,7 @@ export class Watchdog {
   readonly #cpuStart: bigint;
   readonly #rssStart = residentBytes;
   readonly #wallStart = performance.now();
-  readonly #poll: ReturnType<typeof setInterval>;
-  readonly #deadline: ReturnType<typeof setTimeout>;
+  readonly #cpuBudgetNs: bigint;
   #grace: ReturnType<typeof setTimeout> | undefined;
   #judging = false;
   #disposedAt: number | undefined;
@@ -68,16 +100,19 @@ export class Watchdog {
       this.#expire = reject;
     });
     this.expired.catch(() => undefined); // observed by whoever races it
-    const budgetNs = BigInt(Math.round(budget.cpuMs * 1e6));
-    this.#poll = setInterval(() => {
-      if (isolate.isDisposed) {
-        this.#disposedAt ??= performance.now();
-        if (performance.now() - this.#disposedAt > DISPOSED_GRACE_MS) this.kill('memory');
-        return;
-      }
-      if (isolate.cpuTime - this.#cpuStart > budgetNs) this.judge('cpu');
-    }, Math.min(25, Math.max(2, Math.floor(budget.cpuMs / 4))));
-    this.#deadline = setTimeout(() => this.judge('wall'), budget.timeoutMs);
+    this.#cpuBudgetNs = BigInt(Math.round(budget.cpuMs * 1e6));
+    watch(this);
+  }
+
+  /** One look at the budget, from this thread's sweep: the deadline, an isolate gone, the CPU used. */
+  check(): void {
+    if (this.wallMs() >= this.#budget.timeoutMs) return this.judge('wall');
+    if (this.#isolate.isDisposed) {
+      this.#disposedAt ??= performance.now();
+      if (performance.now() - this.#disposedAt > DISPOSED_GRACE_MS) this.kill('memory');
+      return;
+    }
+    if (this.#isolate.cpuTime - this.#cpuStart > this.#cpuBudgetNs) this.judge('cpu');
   }
 
   /**
@@ -156,8 +191,7 @@ export class Watchdog {
 
   stop(): void {
     this.#stopped = true;
-    clearInterval(this.#poll);
-    clearTimeout(this.#deadline);
+    inForce.delete(this);
     if (this.#grace !== undefined) clearTimeout(this.#grace);
   }
 
