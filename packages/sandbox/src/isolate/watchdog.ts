@@ -67,7 +67,14 @@ function sweepAll(): void {
     return;
   }
   idleSweeps = 0;
-  for (const watchdog of inForce) watchdog.check();
+  for (const watchdog of inForce) {
+    try {
+      watchdog.check();
+    } catch {
+      // An isolate disposed between two reads: the next sweep sees it gone. A throw here
+      // would end the worker thread, and every task on it.
+    }
+  }
 }
 
 export interface Budget {
