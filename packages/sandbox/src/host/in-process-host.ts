@@ -8,6 +8,7 @@ import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityReques
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
+import { BuildBoard, preferNotBuilding } from './build-board.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
@@ -33,6 +34,7 @@ export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<PoolTask, SandboxOutcome>;
   readonly #backstop = new TaskBackstop();
   readonly #queue = new QueueGauge();
+  readonly #board = new BuildBoard();
   #closed = false;
   #lastKillAt = 0;
   #stuckWorkers = 0;
@@ -42,7 +44,9 @@ export class InProcessHost implements SandboxHost {
     const threads = options.threads ?? Math.max(2, availableParallelism());
     this.#pool = new Piscina<PoolTask, SandboxOutcome>({
       filename: WORKER_FILE,
-      minThreads: 1,
+      // Two threads from the start (when there are two): one can take a call while the other
+      // builds ahead after the last one (see the balancer below).
+      minThreads: Math.min(2, threads),
       maxThreads: threads,
       idleTimeout: 30_000,
       // One task per worker at a time: an isolate's CPU accounting then belongs to one call.
@@ -52,7 +56,9 @@ export class InProcessHost implements SandboxHost {
       atomics: 'disabled',
       // Per-task run and wait histograms nobody reads: a cost on every call.
       recordTiming: false,
-      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer },
+      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer },
+      // An idle worker that is building ahead comes after one that is not (build-board.ts).
+      loadBalancer: preferNotBuilding(this.#board),
     });
   }
 

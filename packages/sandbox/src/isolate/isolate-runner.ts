@@ -17,6 +17,8 @@ import { Watchdog, type Budget } from './watchdog.js';
 export interface IsolateRunnerOptions {
   /** No task waits for a worker of this pool: only then is anything built ahead. */
   readonly nothingQueued: () => boolean;
+  /** Told when a build-ahead step starts and ends (the pool's balancer steers tasks away meanwhile). */
+  readonly building?: (active: boolean) => void;
 }
 
 export class IsolateRunner {
@@ -24,11 +26,13 @@ export class IsolateRunner {
   readonly #calls = new CallRegistry();
   readonly #realms = new RealmSupply(this.#calls.reference);
   readonly #nothingQueued: () => boolean;
+  readonly #building: (active: boolean) => void;
   /** A build-ahead step is scheduled; the next task cancels what is left of it. */
   #ahead: ReturnType<typeof setImmediate> | undefined;
 
   constructor(options: IsolateRunnerOptions = { nothingQueued: () => false }) {
     this.#nothingQueued = options.nothingQueued;
+    this.#building = options.building ?? (() => undefined);
   }
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
@@ -131,7 +135,12 @@ export class IsolateRunner {
     const next = (index: number): void => {
       this.#ahead = undefined;
       if (index >= steps.length || !this.#nothingQueued()) return;
-      (steps[index] as () => void)();
+      this.#building(true);
+      try {
+        (steps[index] as () => void)();
+      } finally {
+        this.#building(false);
+      }
       this.#ahead = setImmediate(() => next(index + 1));
     };
     if (this.#ahead !== undefined) clearImmediate(this.#ahead);

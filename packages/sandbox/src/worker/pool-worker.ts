@@ -1,18 +1,20 @@
 // The Piscina task file: each worker thread keeps its own isolates and answers
 // every task with an outcome, never a throw (a throw would read as a crash).
 import { IsolateRunner } from '../isolate/isolate-runner.js';
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { threadId, workerData, type MessagePort } from 'node:worker_threads';
 import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
 import { NO_USAGE } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { QueueReader } from '../host/queue-gauge.js';
+import { BuildMarker } from '../host/build-board.js';
 
 /** The pool's shared start clocks and queue gauge (InProcessHost passes them as workerData). */
-const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer } | undefined;
+const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; building?: SharedArrayBuffer } | undefined;
 const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
 const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
 // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
-const runner = new IsolateRunner({ nothingQueued: () => queue?.nothingQueued() ?? false });
+const marker = shared?.building === undefined ? undefined : new BuildMarker(shared.building, threadId);
+const runner = new IsolateRunner({ nothingQueued: () => queue?.nothingQueued() ?? false, building: (active) => marker?.building(active) });
 
 /** Tells the host's backstop the task started (host/task-backstop.ts). */
 function stampStart(clock: PoolTask['clock']): void {
