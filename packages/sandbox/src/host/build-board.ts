@@ -1,9 +1,9 @@
 // Which of a pool's workers is building ahead right now (a spare realm, an isolate for the
 // next new tenant), shared with the workers. A worker does that synchronously, for up to
 // about a millisecond, right after it answered a task; a task sent to it then waits until
-// the step is done. The pool's balancer reads this board and gives a task to an idle worker
-// that is not building when there is one, so back-to-back fresh calls alternate between
-// threads and each finds the realm the other built while it ran.
+// the step is done. The pool's balancer reads this board and gives a fresh-realm call to an
+// idle worker that is not building when there is one, so back-to-back fresh calls alternate
+// between threads and each finds the realm the other built while it ran.
 //
 // A slot per worker, found by thread id modulo the slot count, holds that thread id and a
 // flag. Two live workers that share a slot only make the board say "not building" for one of
@@ -51,16 +51,20 @@ export interface BalancedWorker {
 }
 
 /**
- * Piscina's own choice with one task per worker (the first idle worker), except that an idle
- * worker in the middle of building ahead comes after one that is not. Never refuses while a
- * worker is idle: a refusal would leave the task queued until some other task ends.
+ * Piscina's own choice with one task per worker (the first idle worker), except that for a
+ * task that may run on any worker as well as another (a fresh-realm call: its realm is new
+ * wherever it runs) an idle worker in the middle of building ahead comes after one that is
+ * not. Other tasks keep the first idle worker: a warm realm lives in one thread, and its
+ * tenant's calls should keep finding it. Never refuses while a worker is idle: a refusal
+ * would leave the task queued until some other task ends.
  */
-export function preferNotBuilding<W extends BalancedWorker>(board: BuildBoard): (task: unknown, workers: readonly W[]) => W | null {
-  return (_task, workers) => {
+export function preferNotBuilding<T, W extends BalancedWorker>(board: BuildBoard, mayMove: (task: T) => boolean): (task: T, workers: readonly W[]) => W | null {
+  return (task, workers) => {
+    const steer = mayMove(task);
     let building: W | null = null;
     for (const worker of workers) {
       if (worker.currentUsage !== 0) continue;
-      if (!board.isBuilding(worker.id)) return worker;
+      if (!steer || !board.isBuilding(worker.id)) return worker;
       building ??= worker;
     }
     return building;

@@ -1,8 +1,8 @@
 // Entry of a sandbox child process: a Piscina pool of isolate workers, driven over
 // IPC. If the parent goes away, so does this process.
 import { NO_USAGE } from '../worker/worker-protocol.js';
-import type { SandboxTask } from '../worker/worker-protocol.js';
-import type { FromChild, ToChild } from './child-protocol.js';
+import type { PluginSpec, SandboxTask } from '../worker/worker-protocol.js';
+import type { FromChild, ToChild, WireTask } from './child-protocol.js';
 import { THREADS_ENV } from './child-protocol.js';
 import { InProcessHost } from './in-process-host.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
@@ -12,18 +12,19 @@ const threads = Number(process.env[THREADS_ENV]);
 const host = new InProcessHost(Number.isInteger(threads) && threads > 0 ? { threads } : {});
 /** Each running task: how to cancel it, and the capability requests it has sent the parent. */
 const running = new Map<number, { readonly controller: AbortController; readonly requests: PendingRequests<string> | undefined }>();
-const sources = new Map<string, string>();
+/** Plugin specs by key, as the parent sent them once. */
+const specs = new Map<string, PluginSpec>();
 
 /** Capability calls of task `id` are relayed to the parent, where the embedder's functions live. */
 function askParent(id: number, requests: PendingRequests<string>): (name: string, json: string) => Promise<string> {
   return (name, json) => requests.request(undefined, (requestId) => send({ type: 'capability', id, requestId, name, json }));
 }
 
-/** Puts back the module source the parent sent once, ahead of the task. */
-function withSource(task: SandboxTask): SandboxTask | undefined {
+/** Puts back the plugin spec the parent sent once, ahead of the task. */
+function withSpec(task: WireTask): SandboxTask | undefined {
   if (task.kind === 'ping') return task;
-  const source = sources.get(task.plugin.key);
-  return source === undefined ? undefined : { ...task, plugin: { ...task.plugin, source } };
+  const spec = specs.get(task.plugin);
+  return spec === undefined ? undefined : ({ ...task, plugin: spec } as SandboxTask);
 }
 
 /** Answers that finish in one event-loop turn go to the parent in one message. */
@@ -46,7 +47,7 @@ process.on('message', (wire: ToChild | Batch<ToChild>) => {
 
 function receive(message: ToChild): void {
   if (message.type === 'plugin') {
-    sources.set(message.key, message.source);
+    specs.set(message.spec.key, message.spec);
     return;
   }
   if (message.type === 'cancel') {
@@ -59,7 +60,7 @@ function receive(message: ToChild): void {
     else requests?.fail(message.requestId, 'capability failed');
     return;
   }
-  const task = withSource(message.task);
+  const task = withSpec(message.task);
   if (task === undefined) {
     send({ type: 'result', id: message.id, outcome: { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox process does not know this plugin', usage: NO_USAGE } });
     return;

@@ -5,7 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
-import { THREADS_ENV, type FromChild, type ToChild } from './child-protocol.js';
+import { THREADS_ENV, type FromChild, type ToChild, type WireTask } from './child-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 import type { InFlightPair } from './crash-quarantine.js';
@@ -64,7 +64,7 @@ export class ChildProcessHost implements SandboxHost {
     const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities };
     const outcome = child.tasks.request(
       inFlight,
-      (id) => send(child, { type: 'run', id, task: this.#withoutSource(child, task) }),
+      (id) => send(child, { type: 'run', id, task: this.#withoutSpec(child, task) }),
       signal === undefined ? undefined : { signal, onAbort: (id) => this.#cancel(child, id) },
     );
     refreshRef(child);
@@ -174,11 +174,11 @@ export class ChildProcessHost implements SandboxHost {
     child.tasks.resolve(message.id, message.outcome);
   }
 
-  /** The module source crosses to each child once; tasks then carry only the plugin's key. */
-  #withoutSource(child: Child, task: SandboxTask): SandboxTask {
+  /** The plugin's spec (its source too) crosses to each child once; tasks then carry only its key. */
+  #withoutSpec(child: Child, task: SandboxTask): WireTask {
     if (task.kind === 'ping') return task;
-    if (!child.plugins.has(task.plugin.key) && send(child, { type: 'plugin', key: task.plugin.key, source: task.plugin.source })) child.plugins.add(task.plugin.key);
-    return { ...task, plugin: { ...task.plugin, source: '' } };
+    if (!child.plugins.has(task.plugin.key) && send(child, { type: 'plugin', spec: task.plugin })) child.plugins.add(task.plugin.key);
+    return { ...task, plugin: task.plugin.key };
   }
 
   #retire(child: Child): void {

@@ -1,11 +1,14 @@
 // Messages between the embedding process and its sandbox child, over Node IPC.
-import type { SandboxOutcome, SandboxTask } from '../worker/worker-protocol.js';
+import type { PluginSpec, SandboxOutcome, SandboxTask } from '../worker/worker-protocol.js';
+
+/** A task as it crosses to the child: its plugin named by key; the child holds the spec. */
+export type WireTask = SandboxTask extends infer Task ? (Task extends { readonly plugin: PluginSpec } ? Omit<Task, 'plugin'> & { readonly plugin: string } : Task) : never;
 
 export type ToChild =
-  /** Sent once per plugin and child, before any task that needs it. */
-  | { readonly type: 'plugin'; readonly key: string; readonly source: string }
-  /** Tasks travel without their plugin's source; the child fills it in by key. */
-  | { readonly type: 'run'; readonly id: number; readonly task: SandboxTask }
+  /** Sent once per plugin and child, before any task that needs it: the spec, source and all. */
+  | { readonly type: 'plugin'; readonly spec: PluginSpec }
+  /** Tasks travel with their plugin's key only (less to serialize per call); the child fills the spec in. */
+  | { readonly type: 'run'; readonly id: number; readonly task: WireTask }
   | { readonly type: 'cancel'; readonly id: number }
   | { readonly type: 'capability-reply'; readonly id: number; readonly requestId: number; readonly ok: boolean; readonly json?: string };
 

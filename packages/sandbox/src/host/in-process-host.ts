@@ -1,7 +1,7 @@
 // A Piscina pool of isolate workers inside this process. isolated-vm needs
 // --no-node-snapshot on Node 20+, so this refuses to start without it.
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
+import { Piscina, queueOptionsSymbol } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { MessageChannel } from 'node:worker_threads';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
@@ -14,6 +14,8 @@ const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
 /** Time for a build-ahead step already running in a worker to finish before the pool is destroyed. */
 const BUILD_AHEAD_SETTLE_MS = 50;
+/** Marks a task that runs as well on any worker (build-board.ts): a fresh-realm call. */
+const MAY_MOVE = Object.freeze({ mayMove: true });
 /** Outcomes that mean an isolate was disposed under a call. */
 const KILLS: ReadonlySet<string> = new Set(['CPU_LIMIT', 'TIMEOUT', 'MEMORY_LIMIT', 'SANDBOX_CRASH', 'ABORTED']);
 
@@ -57,8 +59,9 @@ export class InProcessHost implements SandboxHost {
       // Per-task run and wait histograms nobody reads: a cost on every call.
       recordTiming: false,
       workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer },
-      // An idle worker that is building ahead comes after one that is not (build-board.ts).
-      loadBalancer: preferNotBuilding(this.#board),
+      // For a fresh-realm call, an idle worker that is building ahead comes after one that is
+      // not (build-board.ts); Piscina hands the balancer what a task carries under this symbol.
+      loadBalancer: preferNotBuilding(this.#board, (task: object) => (task as Record<symbol, unknown>)[queueOptionsSymbol] === MAY_MOVE),
     });
   }
 
@@ -78,6 +81,8 @@ export class InProcessHost implements SandboxHost {
     this.#queue.submitted();
     try {
       const poolTask: PoolTask = channel === undefined ? { task, clock: backstop.clock } : { task, clock: backstop.clock, capabilityPort: channel.port2 };
+      // Symbol-keyed: seen by the balancer, never cloned to the worker.
+      if (task.kind === 'call' && task.plugin.realm === 'fresh') (poolTask as unknown as Record<symbol, unknown>)[queueOptionsSymbol] = MAY_MOVE;
       const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;
