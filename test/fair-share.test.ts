@@ -148,6 +148,45 @@ describe('blast radius', () => {
     expect((await engine.run([stamp('m5', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('quarantined until') } });
   });
 
+  it('a call that queued before its pair became a suspect runs in probation, not beside its old shard\'s calls', async () => {
+    const probe = createSandbox({ processes: 2 });
+    const [neighbour] = tenantsOn(probe, probe.shardOf('mallory'), 1, 'near');
+    const [far1, far2] = tenantsOn(probe, 1 - probe.shardOf('mallory'), 2, 'far');
+    await probe.close();
+    // A call's fault is asked for just before it queues for admission (synchronously): the signal that it queued.
+    const asked = new Map<string, () => void>();
+    const queued = (id: string): Promise<void> => new Promise((resolve) => asked.set(id, resolve));
+    const faults: TestingHooks['faults'] = ({ callId, tenant }) => {
+      asked.get(callId)?.();
+      return tenant === 'mallory' ? 'kill-process' : undefined;
+    };
+    // Two threads, no reserve: the far tenants fill them, in the other shard.
+    const { engine } = await setup({ threads: 2, processes: 2, fairShare: { reserveThreads: 0 }, faults });
+    const farQueued = [queued('f1'), queued('f2')];
+    const f1 = engine.run([stamp('f1', 3000)], { tenant: far1! });
+    const f2 = engine.run([stamp('f2', 800)], { tenant: far2! });
+    await Promise.all(farQueued);
+    // Mallory's two calls queue for its shard while it is nobody's suspect; the neighbour's queues after them.
+    let wait = queued('m1');
+    const m1 = engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    await wait;
+    wait = queued('m2');
+    const m2 = engine.run([stamp('m2', 0)], { tenant: 'mallory' });
+    await wait;
+    wait = queued('n');
+    const beside = engine.run([stamp('n', 4000)], { tenant: neighbour! });
+    await wait;
+    // f2 ends: m1 runs alone in the shard and kills it, a certain crash; mallory is now a suspect.
+    // Its thread goes to the neighbour (never served), which runs in the fresh shard process.
+    const [first] = await m1;
+    expect((first as ToolFailure).error.message).toContain('killed by SIGKILL');
+    // f1 ends: m2, queued for the shard before the crash, must run in probation instead.
+    const [second] = await m2;
+    expect(code(second)).toBe('SANDBOX_CRASH');
+    expect(code((await beside)[0])).toBe('ok');
+    expect((await f1).map(code).concat((await f2).map(code))).toEqual(['ok', 'ok']);
+  }, 30_000);
+
   // From Node 24 (isolated-vm 6 and 7) this allocation no longer aborts the process: the
   // isolate is disposed at its heap limit (MEMORY_LIMIT), so there is no real abort to repeat.
   // The fault-injected aborts above prove the quarantine on every Node.

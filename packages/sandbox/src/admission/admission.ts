@@ -1,6 +1,6 @@
 // Admission in front of the sandbox. Where a call runs (its placement: a tenant's shard by
-// stable hash, or the probation process for a crash suspect) is decided once, here, and
-// the call is then run exactly there; when it may start is fair-share.ts's decision.
+// stable hash, or the probation process for a crash suspect) is checked again when it is
+// admitted, and the call is then run exactly there; when it may start is fair-share.ts's decision.
 import { FairShare, type FairShareOptions } from './fair-share.js';
 
 export interface AdmissionOptions extends FairShareOptions {
@@ -24,10 +24,20 @@ export class Admission {
     this.#placementOf = options.placementOf;
   }
 
-  /** Resolves once the task may start; rejects with ABORTED_BEFORE_DISPATCH if cancelled first. */
+  /**
+   * Resolves once the task may start where its pair belongs now; rejects with
+   * ABORTED_BEFORE_DISPATCH if cancelled first. The caller must run the task at the grant's
+   * placement before it next yields to the event loop (crashes are recorded only from there).
+   */
   async acquire(tenant: string, plugin: string, signal: AbortSignal): Promise<Grant> {
-    const placement = this.#placementOf(tenant, plugin);
-    const release = await this.#share.acquire(tenant, placement, signal);
-    return { release, placement };
+    for (;;) {
+      const placement = this.#placementOf(tenant, plugin);
+      const release = await this.#share.acquire(tenant, placement, signal);
+      // A crash while it queued may have made its pair a suspect: it must then not start in
+      // a shared shard (an aborter would take its neighbours down again), so it queues anew
+      // for probation. Rarely taken: only when a crash changed the pair's placement.
+      if (this.#placementOf(tenant, plugin) === placement) return { release, placement };
+      release();
+    }
   }
 }
