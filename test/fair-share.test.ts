@@ -187,6 +187,32 @@ describe('blast radius', () => {
     expect((await f1).map(code).concat((await f2).map(code))).toEqual(['ok', 'ok']);
   }, 30_000);
 
+  it('a process that dies after a worker death already pinned on a call is that call\'s fault: the neighbour it takes down is neither struck nor a suspect', async () => {
+    const probe = createSandbox({ processes: 2 });
+    const [neighbour] = tenantsOn(probe, probe.shardOf('mallory'), 1, 'near');
+    await probe.close();
+    const gate = entered(['n1']);
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, faults: ({ callId }) => (callId === 'm1' ? 'kill-worker' : undefined) }, { onStage: gate.onStage });
+    await engine.run([stamp('warm', 0)], { tenant: neighbour! });
+    const before = sandboxProcessIds(sandbox);
+    const first = engine.run([stamp('n1', 3000)], { tenant: neighbour! });
+    await gate.all;
+    const [crashed] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    expect((crashed as ToolFailure).error.message).toContain('worker died');
+    // The worker death retired its process, where n1 still runs. Now the process dies too, as
+    // it does a moment after a V8 fatal error kills a worker.
+    const retired = before.filter((pid) => !sandboxProcessIds(sandbox).includes(pid));
+    expect(retired).toHaveLength(1);
+    process.kill(retired[0]!, 'SIGKILL');
+    expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    // Not on probation (one call at a time there): its parallel calls still run side by side in its shard.
+    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour! });
+    const [a, b] = results.map(span);
+    expect(results.map(code)).toEqual(['ok', 'ok']);
+    expect(b!.start).toBeLessThan(a!.end);
+    expect(a!.start).toBeLessThan(b!.end);
+  }, 30_000);
+
   // From Node 24 (isolated-vm 6 and 7) this allocation no longer aborts the process: the
   // isolate is disposed at its heap limit (MEMORY_LIMIT), so there is no real abort to repeat.
   // The fault-injected aborts above prove the quarantine on every Node.
