@@ -1,8 +1,8 @@
 // Tenancy through the real engine and sandbox processes: a lone tenant fills every thread;
 // a light tenant is not stuck behind a hog (a call cancelled while queued: cancel-before-dispatch.test.ts);
 // a process abort costs only its own shard; a repeat offender is quarantined.
-import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
-import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createEngine, defineTool, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
+import { createCodeMode, createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
 import { createTestSandbox, sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -211,6 +211,29 @@ describe('blast radius', () => {
     expect(results.map(code)).toEqual(['ok', 'ok']);
     expect(b!.start).toBeLessThan(a!.end);
     expect(a!.start).toBeLessThan(b!.end);
+  }, 30_000);
+
+  it('a suspect\'s program and a suspect\'s call never share a probation process: the call\'s abort there costs the program nothing', async () => {
+    const { sandbox } = await setup({ threads: 2, processes: 2, faults: ({ tenant, tool }) => (tenant === 'mallory' && tool === 'stamp' ? 'kill-process' : undefined) });
+    // A trusted tool the program calls to say it is running in its isolate.
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const ready = defineTool({ name: 'ready', description: 'Says the program runs.', parameters: { type: 'object' }, execute: () => (running(), true) });
+    const engine = createEngine({ tools: [...sandbox.tools(), ready], policy: { default: 'allow' } });
+    const codeMode = createCodeMode({ engine, sandbox, limits: { cpuMs: 5000, timeoutMs: 10_000 } });
+    const programs = createEngine({ tools: [codeMode.tool({ tenant: 'mallory' })], policy: { default: 'allow' } });
+    const program = (id: string, source: string) => programs.run([{ id, name: 'run_code', arguments: { code: source } }], { tenant: 'mallory' });
+    // 1. A program whose sub-call aborts its shard: the program and the plugin both become suspects.
+    const [lost] = await program('p1', 'await tools.stamp({ ms: 0 }); return 1;');
+    expect(code(lost)).toBe('SANDBOX_CRASH');
+    // 2. A suspect program runs on probation; meanwhile a suspect call aborts its probation process.
+    const survivor = program('p2', 'await tools.ready({}); const until = Date.now() + 2000; while (Date.now() < until) {} return "survived";');
+    await started;
+    const [aborted] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    expect(code(aborted)).toBe('SANDBOX_CRASH');
+    const [result] = await survivor;
+    expect(code(result)).toBe('ok');
+    expect(((result as ToolSuccess).value as { result: unknown }).result).toBe('survived');
   }, 30_000);
 
   // From Node 24 (isolated-vm 6 and 7) this allocation no longer aborts the process: the
