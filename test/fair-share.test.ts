@@ -236,6 +236,26 @@ describe('blast radius', () => {
     expect(((result as ToolSuccess).value as { result: unknown }).result).toBe('survived');
   }, 30_000);
 
+  it('released from its quarantine, a repeat offender runs in probation: its next abort costs its neighbour nothing and quarantines it again at once', async () => {
+    const gate = entered(['n1']);
+    // A short quarantine, and a window far shorter still: released, its last strike is long past.
+    const quarantine = { crashes: 1, windowMs: 50, baseMs: 500, maxMs: 60_000 };
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, quarantine, faults: ({ tenant }) => (tenant === 'mallory' ? 'kill-process' : undefined) }, { onStage: gate.onStage });
+    const [neighbour] = tenantsOn(sandbox, sandbox.shardOf('mallory'), 1, 'near');
+    expect(code((await engine.run([stamp('m1', 0)], { tenant: 'mallory' }))[0])).toBe('SANDBOX_CRASH');
+    const [refused] = await engine.run([stamp('m2', 0)], { tenant: 'mallory' });
+    const until = Date.parse(/quarantined until (\S+):/.exec((refused as ToolFailure).error.message)![1]!);
+    // The quarantine states its end: wait for it.
+    await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 50));
+    const beside = engine.run([stamp('n1', 2500)], { tenant: neighbour! });
+    await gate.all;
+    const [again] = await engine.run([stamp('m3', 0)], { tenant: 'mallory' });
+    expect((again as ToolFailure).error.message).toContain('killed by SIGKILL');
+    // Pinned on it with certainty: quarantined again at once (for 1 s, twice the first).
+    expect((await engine.run([stamp('m4', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('again after a quarantine') } });
+    expect(code((await beside)[0])).toBe('ok');
+  }, 30_000);
+
   // From Node 24 (isolated-vm 6 and 7) this allocation no longer aborts the process: the
   // isolate is disposed at its heap limit (MEMORY_LIMIT), so there is no real abort to repeat.
   // The fault-injected aborts above prove the quarantine on every Node.
