@@ -1,8 +1,8 @@
 // Tenancy through the real engine and sandbox processes: a lone tenant fills every thread;
 // a light tenant is not stuck behind a hog (a call cancelled while queued: cancel-before-dispatch.test.ts);
 // a process abort costs only its own shard; a repeat offender is quarantined.
-import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
-import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createEngine, defineTool, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
+import { createCodeMode, createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
 import { createTestSandbox, sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -147,6 +147,114 @@ describe('blast radius', () => {
     await engine.run([stamp('m4', 0)], { tenant: 'mallory' });
     expect((await engine.run([stamp('m5', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('quarantined until') } });
   });
+
+  it('a call that queued before its pair became a suspect runs in probation, not beside its old shard\'s calls', async () => {
+    const probe = createSandbox({ processes: 2 });
+    const [neighbour] = tenantsOn(probe, probe.shardOf('mallory'), 1, 'near');
+    const [far1, far2] = tenantsOn(probe, 1 - probe.shardOf('mallory'), 2, 'far');
+    await probe.close();
+    // A call's fault is asked for just before it queues for admission (synchronously): the signal that it queued.
+    const asked = new Map<string, () => void>();
+    const queued = (id: string): Promise<void> => new Promise((resolve) => asked.set(id, resolve));
+    const faults: TestingHooks['faults'] = ({ callId, tenant }) => {
+      asked.get(callId)?.();
+      return tenant === 'mallory' ? 'kill-process' : undefined;
+    };
+    // Two threads, no reserve: the far tenants fill them, in the other shard.
+    const { engine } = await setup({ threads: 2, processes: 2, fairShare: { reserveThreads: 0 }, faults });
+    const farQueued = [queued('f1'), queued('f2')];
+    const f1 = engine.run([stamp('f1', 3000)], { tenant: far1! });
+    const f2 = engine.run([stamp('f2', 800)], { tenant: far2! });
+    await Promise.all(farQueued);
+    // Mallory's two calls queue for its shard while it is nobody's suspect; the neighbour's queues after them.
+    let wait = queued('m1');
+    const m1 = engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    await wait;
+    wait = queued('m2');
+    const m2 = engine.run([stamp('m2', 0)], { tenant: 'mallory' });
+    await wait;
+    wait = queued('n');
+    const beside = engine.run([stamp('n', 4000)], { tenant: neighbour! });
+    await wait;
+    // f2 ends: m1 runs alone in the shard and kills it, a certain crash; mallory is now a suspect.
+    // Its thread goes to the neighbour (never served), which runs in the fresh shard process.
+    const [first] = await m1;
+    expect((first as ToolFailure).error.message).toContain('killed by SIGKILL');
+    // f1 ends: m2, queued for the shard before the crash, must run in probation instead.
+    const [second] = await m2;
+    expect(code(second)).toBe('SANDBOX_CRASH');
+    expect(code((await beside)[0])).toBe('ok');
+    expect((await f1).map(code).concat((await f2).map(code))).toEqual(['ok', 'ok']);
+  }, 30_000);
+
+  it('a process that dies after a worker death already pinned on a call is that call\'s fault: the neighbour it takes down is neither struck nor a suspect', async () => {
+    const probe = createSandbox({ processes: 2 });
+    const [neighbour] = tenantsOn(probe, probe.shardOf('mallory'), 1, 'near');
+    await probe.close();
+    const gate = entered(['n1']);
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, faults: ({ callId }) => (callId === 'm1' ? 'kill-worker' : undefined) }, { onStage: gate.onStage });
+    await engine.run([stamp('warm', 0)], { tenant: neighbour! });
+    const before = sandboxProcessIds(sandbox);
+    const first = engine.run([stamp('n1', 3000)], { tenant: neighbour! });
+    await gate.all;
+    const [crashed] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    expect((crashed as ToolFailure).error.message).toContain('worker died');
+    // The worker death retired its process, where n1 still runs. Now the process dies too, as
+    // it does a moment after a V8 fatal error kills a worker.
+    const retired = before.filter((pid) => !sandboxProcessIds(sandbox).includes(pid));
+    expect(retired).toHaveLength(1);
+    process.kill(retired[0]!, 'SIGKILL');
+    expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    // Not on probation (one call at a time there): its parallel calls still run side by side in its shard.
+    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour! });
+    const [a, b] = results.map(span);
+    expect(results.map(code)).toEqual(['ok', 'ok']);
+    expect(b!.start).toBeLessThan(a!.end);
+    expect(a!.start).toBeLessThan(b!.end);
+  }, 30_000);
+
+  it('a suspect\'s program and a suspect\'s call never share a probation process: the call\'s abort there costs the program nothing', async () => {
+    const { sandbox } = await setup({ threads: 2, processes: 2, faults: ({ tenant, tool }) => (tenant === 'mallory' && tool === 'stamp' ? 'kill-process' : undefined) });
+    // A trusted tool the program calls to say it is running in its isolate.
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const ready = defineTool({ name: 'ready', description: 'Says the program runs.', parameters: { type: 'object' }, execute: () => (running(), true) });
+    const engine = createEngine({ tools: [...sandbox.tools(), ready], policy: { default: 'allow' } });
+    const codeMode = createCodeMode({ engine, sandbox, limits: { cpuMs: 5000, timeoutMs: 10_000 } });
+    const programs = createEngine({ tools: [codeMode.tool({ tenant: 'mallory' })], policy: { default: 'allow' } });
+    const program = (id: string, source: string) => programs.run([{ id, name: 'run_code', arguments: { code: source } }], { tenant: 'mallory' });
+    // 1. A program whose sub-call aborts its shard: the program and the plugin both become suspects.
+    const [lost] = await program('p1', 'await tools.stamp({ ms: 0 }); return 1;');
+    expect(code(lost)).toBe('SANDBOX_CRASH');
+    // 2. A suspect program runs on probation; meanwhile a suspect call aborts its probation process.
+    const survivor = program('p2', 'await tools.ready({}); const until = Date.now() + 2000; while (Date.now() < until) {} return "survived";');
+    await started;
+    const [aborted] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    expect(code(aborted)).toBe('SANDBOX_CRASH');
+    const [result] = await survivor;
+    expect(code(result)).toBe('ok');
+    expect(((result as ToolSuccess).value as { result: unknown }).result).toBe('survived');
+  }, 30_000);
+
+  it('released from its quarantine, a repeat offender runs in probation: its next abort costs its neighbour nothing and quarantines it again at once', async () => {
+    const gate = entered(['n1']);
+    // A short quarantine, and a window far shorter still: released, its last strike is long past.
+    const quarantine = { crashes: 1, windowMs: 50, baseMs: 500, maxMs: 60_000 };
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, quarantine, faults: ({ tenant }) => (tenant === 'mallory' ? 'kill-process' : undefined) }, { onStage: gate.onStage });
+    const [neighbour] = tenantsOn(sandbox, sandbox.shardOf('mallory'), 1, 'near');
+    expect(code((await engine.run([stamp('m1', 0)], { tenant: 'mallory' }))[0])).toBe('SANDBOX_CRASH');
+    const [refused] = await engine.run([stamp('m2', 0)], { tenant: 'mallory' });
+    const until = Date.parse(/quarantined until (\S+):/.exec((refused as ToolFailure).error.message)![1]!);
+    // The quarantine states its end: wait for it.
+    await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 50));
+    const beside = engine.run([stamp('n1', 2500)], { tenant: neighbour! });
+    await gate.all;
+    const [again] = await engine.run([stamp('m3', 0)], { tenant: 'mallory' });
+    expect((again as ToolFailure).error.message).toContain('killed by SIGKILL');
+    // Pinned on it with certainty: quarantined again at once (for 1 s, twice the first).
+    expect((await engine.run([stamp('m4', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('again after a quarantine') } });
+    expect(code((await beside)[0])).toBe('ok');
+  }, 30_000);
 
   // From Node 24 (isolated-vm 6 and 7) this allocation no longer aborts the process: the
   // isolate is disposed at its heap limit (MEMORY_LIMIT), so there is no real abort to repeat.

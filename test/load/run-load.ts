@@ -53,8 +53,14 @@ export interface AbortReport {
   readonly othersLost: number;
   /** Their share of all other tenants' calls. */
   readonly othersLostShare: number;
-  /** Of those, answered after the first refusal (an upper bound: a turn commits in order). */
+  /**
+   * Of those, lost after the first refusal. A lost call is answered the moment its process
+   * dies, so its answer time is when the crash that cost it was recorded (its commit can come
+   * much later: a turn commits in call order, behind its slower calls).
+   */
   readonly othersLostAfterQuarantine: number;
+  /** When each of those calls was lost, in seconds into the run. */
+  readonly othersLostAtS: readonly number[];
   /** Tenants sharing the aborter's sandbox process, and the rest. */
   readonly sameShard: Latency & { readonly tenants: number; readonly lost: number };
   readonly otherShards: Latency & { readonly tenants: number; readonly lost: number };
@@ -150,13 +156,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   }, 100);
   try {
     await sandbox.loadPlugins([dir, memoryDir, crashDir, scopeDir]);
-    // When each call's result was committed, to tell losses before and after the quarantine.
-    const committedAt = new Map<string, number>();
+    // When each call was answered (its result stage, before the in-order commit), to tell
+    // losses before and after the quarantine by when they happened.
+    const answeredAt = new Map<string, number>();
     const engine = createEngine({
       tools: sandbox.tools(),
       policy: { default: 'allow' },
       preSchedule: sandbox.preSchedule,
-      observers: { onResult: (result) => committedAt.set(result.callId, performance.now()) },
+      observers: { onStage: ({ callId, stage }) => (stage === 'result' ? answeredAt.set(callId, performance.now()) : undefined) },
     });
 
     // Each tenant gets its share of calls, cut into turns; turns of all tenants interleave.
@@ -220,7 +227,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
           if (turn.tenant === ABORTER) {
             if (result.isError && result.error.message.includes('quarantined until')) {
               quarantined += 1;
-              firstQuarantineAt ??= committedAt.get(planned.request.id);
+              // Turns finish out of order: the earliest refusal, not the first one looked at.
+              firstQuarantineAt = Math.min(firstQuarantineAt ?? Infinity, answeredAt.get(planned.request.id) ?? Infinity);
             } else if (code === 'SANDBOX_CRASH') processAborts += 1;
             else if (abortWith === 'v8' && (code === 'CPU_LIMIT' || code === 'MEMORY_LIMIT')) {
               stoppedByLimit += 1;
@@ -279,7 +287,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       firstQuarantineAtS: firstQuarantineAt === undefined ? undefined : Math.round((firstQuarantineAt - started) / 100) / 10,
       othersLost: othersLostAt.length,
       othersLostShare: othersCalls === 0 ? 0 : Math.round((othersLostAt.length / othersCalls) * 1e5) / 1e5,
-      othersLostAfterQuarantine: firstQuarantineAt === undefined ? 0 : othersLostAt.filter((id) => (committedAt.get(id) ?? 0) > firstQuarantineAt!).length,
+      othersLostAfterQuarantine: firstQuarantineAt === undefined ? 0 : othersLostAt.filter((id) => (answeredAt.get(id) ?? Infinity) > firstQuarantineAt!).length,
+      othersLostAtS: othersLostAt.map((id) => Math.round(((answeredAt.get(id) ?? Infinity) - started) / 100) / 10).sort((a, b) => a - b),
       sameShard: group(true),
       otherShards: group(false),
     };

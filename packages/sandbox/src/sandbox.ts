@@ -165,14 +165,18 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     weightOf: tenancy.weightOf,
     placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });
-  // The same shape and fairness for programs, on their own threads (one on probation).
+  // The same shape and fairness for programs, on their own threads; a suspect program runs in
+  // the programs' probation process, one at a time, never beside a suspect call.
   const programAdmission = new Admission({
     threads,
     reserveThreads: tenancy.reserveThreads,
     claimMs: tenancy.claimMs,
-    placements: sharded === undefined ? [callThreads] : [...Array.from({ length: tenancy.processes }, () => callThreads), 1],
+    placements: sharded === undefined ? [callThreads] : [...Array.from({ length: tenancy.processes }, () => callThreads), 0, 1],
     weightOf: tenancy.weightOf,
-    placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
+    placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => {
+      const placement = sharded.placementOf(tenant, plugin);
+      return placement === sharded.probation ? sharded.programProbation : placement;
+    },
   });
   const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: testing.faults };
   const verdicts: Verdicts = new WeakMap();

@@ -34,7 +34,7 @@ export interface QuarantineSettings {
   readonly windowMs?: number;
   /** First quarantine, doubled on each repeat. Default 30000. */
   readonly baseMs?: number;
-  /** Longest quarantine. Default 900000 (15 minutes). */
+  /** Longest quarantine, and how long a released pair then runs on probation (alone). Default 900000 (15 minutes). */
   readonly maxMs?: number;
 }
 

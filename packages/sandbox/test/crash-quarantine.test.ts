@@ -55,6 +55,22 @@ describe('crash quarantine', () => {
     expect(lengths).toEqual([30_000, 60_000, 120_000, 240_000]);
   });
 
+  it('a released pair stays a suspect (runs in probation, alone) for maxMs after its release, however long its quarantine', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    for (let i = 0; i < 3; i += 1) q.recordCrash([evil]);
+    time.advance(30_001); // released: 30 s quarantine
+    q.recordCrash([evil]); // certain, on probation: quarantined again, for 60 s
+    expect(q.refusal(evil.tenant, evil.plugin)).toContain('quarantined');
+    time.advance(60_001); // released again; its last strike is now older than the window
+    expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
+    time.advance(options.maxMs - 2);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
+    time.advance(2);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(false);
+  });
+
   it('a neighbour caught in shared crashes is never struck; it runs alone until the culprit is convicted', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });

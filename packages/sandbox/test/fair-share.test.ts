@@ -13,7 +13,7 @@ const never = new AbortController().signal;
 /** One process holding every thread. */
 const lane = (threads: number, reserveThreads = 0, weights: Record<string, number> = {}) => {
   const share = new FairShare({ threads, reserveThreads, placements: [threads + reserveThreads], weightOf: (tenant) => weights[tenant] ?? 1 });
-  return { acquire: (tenant: string, signal: AbortSignal) => share.acquire(tenant, 0, signal) };
+  return { acquire: (tenant: string, signal: AbortSignal) => share.acquire(tenant, 0, signal).then(({ release }) => release) };
 };
 
 /** Queues calls and records the order in which they are admitted. */
@@ -68,7 +68,7 @@ describe('fair-share admission', () => {
   it('a tenant calling one call at a time keeps its thread between calls: a hog already running may not take it', async () => {
     // A claim longer than the test: the hog's queued call can only start when the claim is gone.
     const share = new FairShare({ threads: 2, reserveThreads: 1, placements: [3], weightOf: () => 1, claimMs: 60_000 });
-    const { admitted, call, release } = recorder({ acquire: (tenant, signal) => share.acquire(tenant, 0, signal) });
+    const { admitted, call, release } = recorder({ acquire: (tenant, signal) => share.acquire(tenant, 0, signal).then(({ release: free }) => free) });
     for (let i = 0; i < 4; i += 1) void call('hog', `h${i}`);
     void call('light', 'l0');
     await settle();
@@ -92,11 +92,11 @@ describe('fair-share admission', () => {
     const first = await share.acquire('hog', 0, never);
     const light = await share.acquire('light', 0, never);
     const queued = share.acquire('hog', 0, never);
-    light(); // the light tenant leaves for good
-    const release = await queued; // admitted once the claim expired: a signal, not a sleep
+    light.release(); // the light tenant leaves for good
+    const { release } = await queued; // admitted once the claim expired: a signal, not a sleep
     expect(share.running).toBe(2);
     release();
-    first();
+    first.release();
   });
 
   it('under contention tenants alternate, and shares follow the weights', async () => {
@@ -158,7 +158,7 @@ describe('fair-share admission', () => {
     const admitted: string[] = [];
     const releases = new Map<string, () => void>();
     const call = (tenant: string, placement: number, id: string) =>
-      void share.acquire(tenant, placement, never).then((release) => {
+      void share.acquire(tenant, placement, never).then(({ release }) => {
         admitted.push(id);
         releases.set(id, release);
       });
@@ -225,5 +225,31 @@ describe('fair-share admission', () => {
     first.release();
     await settle();
     expect(second?.placement).toBe(1);
+  });
+
+  it('a queued call is placed when it is admitted: a pair that became a suspect while it waited goes to probation, one cleared goes to its shard', async () => {
+    const suspects = new Set(['bob']);
+    const admission = new Admission({
+      threads: 2,
+      reserveThreads: 0,
+      placements: [2, 1],
+      weightOf: () => 1,
+      placementOf: (tenant) => (suspects.has(tenant) ? 1 : 0),
+    });
+    const alice = await admission.acquire('alice', 'p', never);
+    const carol = await admission.acquire('carol', 'p', never);
+    const grants = new Map<string, Grant>();
+    for (const tenant of ['mallory', 'bob']) void admission.acquire(tenant, 'p', never).then((grant) => grants.set(tenant, grant));
+    await settle();
+    expect(grants.size).toBe(0); // both threads taken
+    // A crash while they wait: mallory is now a suspect, bob is cleared.
+    suspects.add('mallory');
+    suspects.delete('bob');
+    alice.release();
+    await settle();
+    expect(grants.get('mallory')?.placement).toBe(1); // not the shard it queued for
+    carol.release();
+    await settle();
+    expect(grants.get('bob')?.placement).toBe(0); // not stuck behind probation's one call
   });
 });

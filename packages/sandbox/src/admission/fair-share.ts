@@ -5,7 +5,8 @@
 // several tenants wait, each freed thread goes to the waiting tenant holding the fewest
 // threads per unit of weight (ties: the one served longest ago), so shares converge to the
 // weights. Each call also runs in one process (its placement), whose pool bounds how many
-// calls may run there. Keeping the total at the thread count, whatever the number of
+// calls may run there; a queued call's placement is asked again whenever it could start, so
+// a crash that moves its pair (to probation, or back) while it waits moves the call too. Keeping the total at the thread count, whatever the number of
 // processes, keeps the cores from being oversubscribed: isolated-vm's CPU time counts time
 // a running isolate waits for a core, so oversubscription would read as CPU_LIMIT.
 import { ToolCallError } from '@airlock/core';
@@ -35,11 +36,20 @@ export interface FairShareOptions {
  */
 export const CLAIM_MS = 10;
 
+/** A call admitted: where it runs, and how to free its thread once it is answered. */
+export interface Admitted {
+  readonly release: () => void;
+  readonly placement: number;
+}
+
+/** Where a call runs now: a fixed placement, or one asked each time the call could start. */
+export type Placement = number | (() => number);
+
 /** One queued call. */
 interface Waiter {
   readonly tenant: TenantState;
-  readonly placement: number;
-  readonly admit: (release: () => void) => void;
+  readonly placementOf: () => number;
+  readonly admit: (admitted: Admitted) => void;
   readonly refuse: (error: Error) => void;
   /** Stops watching the signal (set once queued). */
   unwatch: () => void;
@@ -78,15 +88,22 @@ export class FairShare {
     return this.#running;
   }
 
-  /** Resolves with a release function once admitted; rejects with ABORTED_BEFORE_DISPATCH if cancelled first. */
-  acquire(tenant: string, placement: number, signal: AbortSignal): Promise<() => void> {
+  /**
+   * Resolves once admitted, with the placement it was admitted to (the one `placement` gave
+   * at that moment); rejects with ABORTED_BEFORE_DISPATCH if cancelled first.
+   */
+  acquire(tenant: string, placement: Placement, signal: AbortSignal): Promise<Admitted> {
     if (signal.aborted) return Promise.reject(notDispatched());
     const state = this.#tenant(tenant);
+    const placementOf = typeof placement === 'number' ? () => placement : placement;
     // Nobody waits and there is room: start now, with no queue entry and no abort listener
     // (this is the path of every call on a pool that is not full).
-    if (this.#waiting.size === 0 && this.#mayStart(state, placement)) return Promise.resolve(this.#start(state, placement));
+    if (this.#waiting.size === 0) {
+      const now = placementOf();
+      if (this.#mayStart(state, now)) return Promise.resolve({ release: this.#start(state, now), placement: now });
+    }
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { tenant: state, placement, admit: resolve, refuse: reject, unwatch: () => undefined };
+      const waiter: Waiter = { tenant: state, placementOf, admit: resolve, refuse: reject, unwatch: () => undefined };
       state.queue.push(waiter);
       this.#waiting.add(state);
       // One listener per signal, not per waiter (core's onAbort).
@@ -109,26 +126,28 @@ export class FairShare {
 
   /** Admits queued calls while there is room, in fair order. */
   #pump(): void {
-    for (let next = this.#pick(); next !== undefined; next = this.#pick()) this.#admit(next.queue[0] as Waiter);
+    for (let next = this.#pick(); next !== undefined; next = this.#pick()) this.#admit(next.state.queue[0] as Waiter, next.placement);
   }
 
   /**
    * The waiting tenant with the fewest running calls per unit of weight (ties: served
-   * longest ago) among those whose next call may start now.
+   * longest ago) among those whose next call may start now, and where that call runs.
    */
-  #pick(): TenantState | undefined {
+  #pick(): { readonly state: TenantState; readonly placement: number } | undefined {
     let best: TenantState | undefined;
+    let bestPlacement = 0;
     for (const state of this.#waiting) {
-      if (!this.#mayStart(state, (state.queue[0] as Waiter).placement)) continue;
-      if (best === undefined) {
-        best = state;
-        continue;
+      const placement = (state.queue[0] as Waiter).placementOf();
+      if (!this.#mayStart(state, placement)) continue;
+      if (best !== undefined) {
+        const share = state.running / state.weight;
+        const bestShare = best.running / best.weight;
+        if (share > bestShare || (share === bestShare && state.lastServed >= best.lastServed)) continue;
       }
-      const share = state.running / state.weight;
-      const bestShare = best.running / best.weight;
-      if (share < bestShare || (share === bestShare && state.lastServed < best.lastServed)) best = state;
+      best = state;
+      bestPlacement = placement;
     }
-    return best;
+    return best === undefined ? undefined : { state: best, placement: bestPlacement };
   }
 
   /**
@@ -164,12 +183,12 @@ export class FairShare {
     this.#pump();
   }
 
-  #admit(waiter: Waiter): void {
+  #admit(waiter: Waiter, placement: number): void {
     const state = waiter.tenant;
     state.queue.shift();
     if (state.queue.length === 0) this.#waiting.delete(state);
     waiter.unwatch();
-    waiter.admit(this.#start(state, waiter.placement));
+    waiter.admit({ release: this.#start(state, placement), placement });
   }
 
   /** Counts a call as running; the function it returns frees its thread (once). */

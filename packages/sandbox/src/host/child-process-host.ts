@@ -39,6 +39,12 @@ interface Child {
   deathReason: string | undefined;
   /** Takes no new calls; killed once its in-flight calls are answered. */
   retired: boolean;
+  /**
+   * A worker died under a call here, and the crash was pinned on that call. If the process
+   * then dies too (a V8 fatal error aborts it a moment later), that is the same fault: the
+   * calls it takes down are its victims, never suspects (a lone one would even be struck).
+   */
+  pinned: boolean;
   /** The child said it is listening: tasks sent before then wait unread. */
   ready: boolean;
   /** Plugins whose source this child already holds. */
@@ -127,6 +133,7 @@ export class ChildProcessHost implements SandboxHost {
       rssTimer: this.#watchMemory(proc),
       deathReason: undefined,
       retired: false,
+      pinned: false,
       ready: false,
       plugins: new Set(),
       outbox: new MessageOutbox<ToChild>((message) => write(proc, message), () => proc.connected),
@@ -142,7 +149,7 @@ export class ChildProcessHost implements SandboxHost {
       this.#children.delete(child);
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
-      if (!this.#closed && child.tasks.size > 0) this.#options.onCrash?.(child.tasks.contexts().map((inFlight) => inFlight.owner));
+      if (!this.#closed && !child.pinned && child.tasks.size > 0) this.#options.onCrash?.(child.tasks.contexts().map((inFlight) => inFlight.owner));
       child.tasks.failAll(`the sandbox process ${why} during the call`);
     });
     return child;
@@ -169,7 +176,10 @@ export class ChildProcessHost implements SandboxHost {
     if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') {
       this.#retire(child);
       const inFlight = child.tasks.context(message.id);
-      if (inFlight !== undefined) this.#options.onCrash?.([inFlight.owner]);
+      if (inFlight !== undefined) {
+        child.pinned = true;
+        this.#options.onCrash?.([inFlight.owner]);
+      }
     }
     child.tasks.resolve(message.id, message.outcome);
   }

@@ -10,8 +10,11 @@
 // cannot get another quarantined by crashing beside it.
 //
 // `crashes` strikes within `windowMs` quarantine the pair for `baseMs`, doubling on each
-// repeat up to `maxMs`; after a release, one more strike re-quarantines at once.
-// Quarantined calls fail fast with SANDBOX_CRASH and never reach a process.
+// repeat up to `maxMs`. Released, the pair stays on probation for `maxMs`: its calls run in
+// the probation process (a suspect, alone), so one more abort costs nobody else and, being
+// certain, re-quarantines it at once. Quarantined calls fail fast with SANDBOX_CRASH and
+// never reach a process. Together: once a pair is quarantined, its aborts take down no
+// other tenant's call again.
 
 export interface QuarantineOptions {
   /** Certain crashes within the window that quarantine a pair. Default 3. */
@@ -84,11 +87,19 @@ export class CrashQuarantine {
     return `tenant ${JSON.stringify(tenant)}'s plugin ${JSON.stringify(plugin)} is quarantined until ${new Date(record.quarantinedUntil).toISOString()}: it crashed its sandbox process ${record.level > 1 ? 'again after a quarantine' : `${this.#options.crashes} times within ${seconds} s`}`;
   }
 
-  /** A recent crash points at this pair: its calls run in probation until the window passes (or another is convicted). */
+  /**
+   * A recent crash points at this pair, or it was released from a quarantine not long ago:
+   * its calls run in probation until the window passes (or another is convicted), and a
+   * released pair's until its probation ends. Back in its shard, a released repeat offender
+   * would take its neighbours down with its next abort, and that shared crash would not even
+   * count against it.
+   */
   isSuspect(tenant: string, plugin: string): boolean {
     const record = this.#pairs.get(keyOf(tenant, plugin));
     if (record === undefined) return false;
-    const since = this.#now() - this.#options.windowMs;
+    const now = this.#now();
+    if (this.#onProbation(record, now)) return true;
+    const since = now - this.#options.windowMs;
     if (record.lastStrikeAt > since) return true;
     for (const at of record.unexplained.values()) if (at > since) return true;
     return false;
@@ -113,13 +124,18 @@ export class CrashQuarantine {
     }
     // A long quiet spell forgives earlier quarantines.
     if (now - record.lastStrikeAt > maxMs && record.quarantinedUntil + maxMs < now) record.level = 0;
-    const onProbation = record.level > 0 && now - record.quarantinedUntil < maxMs;
+    const onProbation = this.#onProbation(record, now);
     record.strikes = [...record.strikes.filter((at) => now - at < windowMs), now];
     record.lastStrikeAt = now;
     if (!onProbation && record.strikes.length < crashes) return;
     record.quarantinedUntil = now + Math.min(maxMs, baseMs * 2 ** record.level);
     record.level += 1;
     record.strikes = [];
+  }
+
+  /** Released from a quarantine less than `maxMs` ago: one more certain crash quarantines it again. */
+  #onProbation(record: PairRecord, now: number): boolean {
+    return record.level > 0 && now - record.quarantinedUntil < this.#options.maxMs;
   }
 
   /** Forgets what no longer matters, so the records stay bounded by recent crashes. */

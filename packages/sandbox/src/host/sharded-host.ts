@@ -2,7 +2,9 @@
 // hash: a process abort costs only the calls in flight in its own shard. Crash suspects
 // run in a probation process of their own, one call at a time, so a suspect never again
 // shares a process with other tenants' calls, and a crash there is pinned on it with
-// certainty. Crashes are reported to the quarantine, which refuses a repeat offender's
+// certainty. A suspect's Code Mode programs have a probation process of their own: admitted
+// from their own budget, a program beside a call in one process would share its fate and
+// make its crash uncertain again. Crashes are reported to the quarantine, which refuses a repeat offender's
 // calls before they reach any process.
 import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { ChildProcessHost, type ChildProcessOptions } from './child-process-host.js';
@@ -15,12 +17,12 @@ export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onCrash'>
   readonly quarantine: CrashQuarantine;
   /** Work no tenant owns (loading a plugin) runs in this tenant's shard. */
   readonly loaderTenant: string;
-  /** Threads of the probation process (default 1). */
+  /** Threads of each probation process (default 1). */
   readonly probationThreads?: number;
 }
 
 export class ShardedHost implements SandboxHost {
-  /** The shards, then the probation process. */
+  /** The shards, then the probation process for calls, then the one for programs. */
   readonly #hosts: ChildProcessHost[];
   readonly #quarantine: CrashQuarantine;
   readonly #loaderTenant: string;
@@ -33,11 +35,17 @@ export class ShardedHost implements SandboxHost {
     this.#hosts = [
       ...Array.from({ length: processes }, () => new ChildProcessHost({ ...child, onCrash })),
       new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash }),
+      new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash }),
     ];
   }
 
-  /** Index of the probation process among placements. */
+  /** Index of the probation process among placements: where placementOf puts a suspect. */
   get probation(): number {
+    return this.#hosts.length - 2;
+  }
+
+  /** Index of the probation process for Code Mode programs (their admission puts a suspect program there). */
+  get programProbation(): number {
     return this.#hosts.length - 1;
   }
 
