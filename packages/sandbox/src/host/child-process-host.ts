@@ -3,9 +3,12 @@
 // when a child dies its in-flight calls become SANDBOX_CRASH results and the next
 // task starts a fresh child.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
-import { THREADS_ENV, type FromChild, type ToChild, type WireTask } from './child-protocol.js';
+import { BLAME_FILE_ENV, THREADS_ENV, type FromChild, type ToChild, type WireTask } from './child-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 import type { InFlightPair } from './crash-quarantine.js';
@@ -113,12 +116,14 @@ export class ChildProcessHost implements SandboxHost {
   #currentChild(): Child {
     if (this.#current !== undefined && !this.#current.retired) return this.#current;
     const heapMb = Math.max(256, Math.floor((this.#options.processMemoryMb ?? 2048) / 2));
+    // Where the child names the tenant whose isolate V8 lost control of, just before it aborts.
+    const blameFile = join(tmpdir(), `airlock-blame-${process.pid}-${randomUUID()}`);
     const proc = fork(CHILD_FILE, [], {
       // The flag isolated-vm needs, and a V8 heap ceiling for the child's own JS.
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${heapMb}`],
       // stdout stays closed: an MCP server's stdout is the protocol.
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      env: { ...process.env, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
+      env: { ...process.env, [BLAME_FILE_ENV]: blameFile, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
     const child: Child = {
@@ -149,7 +154,11 @@ export class ChildProcessHost implements SandboxHost {
       this.#children.delete(child);
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
-      if (!this.#closed && !child.pinned && child.tasks.size > 0) this.#options.onCrash?.(child.tasks.contexts().map((inFlight) => inFlight.owner));
+      const culprit = readBlame(blameFile);
+      if (!this.#closed && culprit !== undefined) {
+        // Certain: the child named whose isolate took it down; the calls in flight are its victims.
+        if (!child.pinned) this.#options.onCrash?.([culprit]);
+      } else if (!this.#closed && !child.pinned && child.tasks.size > 0) this.#options.onCrash?.(child.tasks.contexts().map((inFlight) => inFlight.owner));
       child.tasks.failAll(`the sandbox process ${why} during the call`);
     });
     return child;
@@ -170,6 +179,13 @@ export class ChildProcessHost implements SandboxHost {
       return;
     }
     if (message.type === 'retire') return this.#retire(child);
+    if (message.type === 'zombie') {
+      // Certain blame: its call was answered, its isolate killed, and it still runs. If the
+      // process aborts when it ends, the calls in flight then are its victims, not suspects.
+      this.#options.onCrash?.([{ tenant: message.tenant, plugin: message.plugin }]);
+      child.pinned = true;
+      return this.#retire(child);
+    }
     if (message.type !== 'result') return;
     // A worker died under this call: its process may be about to abort (a V8 fatal
     // error), so it takes no new calls. Later calls go to a fresh child.
@@ -241,6 +257,23 @@ function refreshRef(child: Child): void {
 
 function crash(message: string): SandboxOutcome {
   return { ok: false, code: 'SANDBOX_CRASH', message, usage: NO_USAGE };
+}
+
+/** The pair a dead child named in its blame file (and the file removed), if it wrote one. */
+function readBlame(file: string): { readonly tenant: string; readonly plugin: string } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined; // it wrote none: the usual case
+  }
+  rmSync(file, { force: true });
+  try {
+    const owner = JSON.parse(text) as { tenant?: unknown; plugin?: unknown };
+    return typeof owner.tenant === 'string' && typeof owner.plugin === 'string' ? { tenant: owner.tenant, plugin: owner.plugin } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function residentMb(pid: number | undefined): number | undefined {

@@ -17,7 +17,11 @@ export type FromChild =
   | { readonly type: 'result'; readonly id: number; readonly outcome: SandboxOutcome }
   /** A worker thread here stopped answering and could not be stopped: take no new calls here. */
   | { readonly type: 'retire' }
+  /** An isolate killed for CPU or time here is still running (a builtin that ignores termination): its pair's fault; take no new calls here. */
+  | { readonly type: 'zombie'; readonly tenant: string; readonly plugin: string }
   /** A running call asks the embedder's capability; the parent answers with capability-reply. */
   | { readonly type: 'capability'; readonly id: number; readonly requestId: number; readonly name: string; readonly json: string };
 
 export const THREADS_ENV = 'AIRLOCK_SANDBOX_THREADS';
+/** Where a sandbox child writes whose isolate V8 lost control of, just before it aborts. */
+export const BLAME_FILE_ENV = 'AIRLOCK_SANDBOX_BLAME_FILE';

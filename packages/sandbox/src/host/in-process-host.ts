@@ -3,9 +3,15 @@
 import { availableParallelism } from 'node:os';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
-import { MessageChannel } from 'node:worker_threads';
+import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
+
+export interface InProcessHostOptions extends PoolOptions {
+  /** A worker killed a call's isolate that went on running past ZOMBIE_MS (isolate/isolate-runner.ts): whose it was. */
+  readonly onZombie?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
+}
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
 import { BuildBoard, preferNotBuilding } from './build-board.js';
@@ -14,6 +20,8 @@ const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
 /** Time for a build-ahead step already running in a worker to finish before the pool is destroyed. */
 const BUILD_AHEAD_SETTLE_MS = 50;
+/** Each pool worker's own V8 heap (its isolates' heaps are separate, bounded by memoryMb). */
+const WORKER_HEAP_MB = 256;
 /** Marks a task that runs as well on any worker (build-board.ts): a fresh-realm call. */
 const MAY_MOVE = Object.freeze({ mayMove: true });
 /** Outcomes that mean an isolate was disposed under a call. */
@@ -37,12 +45,24 @@ export class InProcessHost implements SandboxHost {
   readonly #backstop = new TaskBackstop();
   readonly #queue = new QueueGauge();
   readonly #board = new BuildBoard();
+  /** Workers report zombie isolates here (a channel of this pool's own, by a random name). */
+  readonly #zombies: BroadcastChannel | undefined;
   #closed = false;
   #lastKillAt = 0;
   #stuckWorkers = 0;
 
-  constructor(options: PoolOptions = {}) {
+  constructor(options: InProcessHostOptions = {}) {
     assertSnapshotFlag();
+    const zombieChannel = `airlock-zombies-${randomUUID()}`;
+    if (options.onZombie !== undefined) {
+      const onZombie = options.onZombie;
+      this.#zombies = new BroadcastChannel(zombieChannel);
+      this.#zombies.unref();
+      this.#zombies.onmessage = (event) => {
+        const pair = (event as MessageEvent).data as { tenant?: unknown; plugin?: unknown };
+        if (typeof pair.tenant === 'string' && typeof pair.plugin === 'string') onZombie({ tenant: pair.tenant, plugin: pair.plugin });
+      };
+    }
     const threads = options.threads ?? Math.max(2, availableParallelism());
     this.#pool = new Piscina<PoolTask, SandboxOutcome>({
       filename: WORKER_FILE,
@@ -58,7 +78,12 @@ export class InProcessHost implements SandboxHost {
       atomics: 'disabled',
       // Per-task run and wait histograms nobody reads: a cost on every call.
       recordTiming: false,
-      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer },
+      // A worker's own heap holds what crosses from isolates (results, capability payloads,
+      // errors a plugin left behind, up to an isolate's whole limit each). Bounded, V8
+      // collects that garbage long before the process's memory ceiling; a worker that still
+      // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }) },
       // For a fresh-realm call, an idle worker that is building ahead comes after one that is
       // not (build-board.ts); Piscina hands the balancer what a task carries under this symbol.
       loadBalancer: preferNotBuilding(this.#board, (task: object) => (task as Record<symbol, unknown>)[queueOptionsSymbol] === MAY_MOVE),
@@ -120,6 +145,7 @@ export class InProcessHost implements SandboxHost {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#zombies?.close();
     // No worker starts building ahead from now on, and one that is building (a few
     // milliseconds of synchronous isolated-vm work) gets to finish: a worker terminated in the
     // middle of an isolated-vm call can abort the process (seen on Node 26).

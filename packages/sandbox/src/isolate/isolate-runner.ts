@@ -4,7 +4,7 @@
 // into an outcome (task-failure.ts). An isolate that hit a limit or failed is disposed, never reused.
 import { CallRegistry } from './call-registry.js';
 import { failureCode } from './failure-code.js';
-import { disposeQuietly, IsolateSlots, type IsolateSlot } from './isolate-slots.js';
+import { disposeQuietly, IsolateSlots, type CatastropheWitness, type IsolateSlot } from './isolate-slots.js';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { evaluateRealm, PluginLoadFailure, type Realm } from './realm.js';
 import { RealmSupply } from './realm-supply.js';
@@ -19,20 +19,34 @@ export interface IsolateRunnerOptions {
   readonly nothingQueued: () => boolean;
   /** Told when a build-ahead step starts and ends (the pool's balancer steers tasks away meanwhile). */
   readonly building?: (active: boolean) => void;
+  /**
+   * Told when an isolate this worker killed is still running a task ZOMBIE_MS after its call
+   * was answered: a builtin that ignores termination (a huge TypedArray sort, an Array fill)
+   * goes on using CPU, and may abort the process when it ends. Whose call it was is certain.
+   */
+  readonly zombie?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
+  /** Told whose isolate it was when V8 lost control of one, just before the process aborts. */
+  readonly catastrophe?: CatastropheWitness;
 }
 
+/** How long a killed isolate's tasks may take to stop before the isolate counts as a zombie. */
+export const ZOMBIE_MS = 1000;
+
 export class IsolateRunner {
-  readonly #slots = new IsolateSlots();
+  readonly #slots: IsolateSlots;
   readonly #calls = new CallRegistry();
   readonly #realms = new RealmSupply(this.#calls.reference);
   readonly #nothingQueued: () => boolean;
   readonly #building: (active: boolean) => void;
+  readonly #zombie: NonNullable<IsolateRunnerOptions['zombie']>;
   /** A build-ahead step is scheduled; the next task cancels what is left of it. */
   #ahead: ReturnType<typeof setImmediate> | undefined;
 
   constructor(options: IsolateRunnerOptions = { nothingQueued: () => false }) {
     this.#nothingQueued = options.nothingQueued;
+    this.#slots = new IsolateSlots(options.catastrophe);
     this.#building = options.building ?? (() => undefined);
+    this.#zombie = options.zombie ?? (() => undefined);
   }
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
@@ -80,6 +94,8 @@ export class IsolateRunner {
     const watchdog = new Watchdog(isolate, budget, plugin.limits.memoryMb);
     const useWarm = tenant !== undefined && plugin.realm === 'warm';
     const cleanups: (() => void)[] = [];
+    /** Every task this call started in the isolate: after a kill, they tell when it really stopped. */
+    const started: Promise<unknown>[] = [];
     let realm: Realm | undefined;
     let healthy = false;
     let reusable = false;
@@ -88,8 +104,13 @@ export class IsolateRunner {
       // Top-level plugin code runs here, inside the task's budget, never while a realm is
       // prepared. The task's own work is queued right behind it (see evaluateRealm).
       const evaluation = realm.evaluated ? undefined : evaluateRealm(isolate, realm, watchdog);
+      if (evaluation !== undefined) started.push(evaluation);
       const { entry } = realm;
-      const start = (args: readonly unknown[]): Promise<unknown> => runTask(entry, args, isolate, watchdog);
+      const start = (args: readonly unknown[]): Promise<unknown> => {
+        const task = runTask(entry, args, isolate, watchdog);
+        started.push(task);
+        return task;
+      };
       const work = body(isolate, start, (cleanup) => cleanups.push(cleanup));
       if (evaluation !== undefined) {
         work.catch(() => undefined); // raced below, once the evaluation is known to be good
@@ -111,6 +132,10 @@ export class IsolateRunner {
       for (const cleanup of cleanups) cleanup();
       if (realm !== undefined) this.#realms.giveBack(slot, realm, healthy && reusable && useWarm);
       if (!healthy) this.#slots.discard(tenant, plugin, slot);
+      // A kill for CPU or time stops a task at once, unless a builtin ignores termination. (At the
+      // heap limit isolated-vm disposes the isolate itself, and from Node 24 may never settle the
+      // task: that is no zombie.)
+      if (tenant !== undefined && (watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall')) this.#watchForZombie(started, { tenant, plugin: plugin.name });
       if (tenant === undefined) disposeQuietly(isolate);
       else this.#buildAhead([
         // The next fresh call of this tenant finds its realm built.
@@ -125,6 +150,19 @@ export class IsolateRunner {
         },
       ]);
     }
+  }
+
+  /** Reports the pair if a task of its killed isolate has not stopped within ZOMBIE_MS. */
+  #watchForZombie(tasks: readonly Promise<unknown>[], pair: { readonly tenant: string; readonly plugin: string }): void {
+    let stopped = false;
+    const timer = setTimeout(() => {
+      if (!stopped) this.#zombie(pair);
+    }, ZOMBIE_MS);
+    timer.unref();
+    void Promise.allSettled(tasks).then(() => {
+      stopped = true;
+      clearTimeout(timer);
+    });
   }
 
   /**

@@ -20,7 +20,20 @@ export interface IsolateSlot {
   spare: Realm | undefined;
   /** CPU the isolate used since its heap was last read after a task (task-failure.ts, heapCheckDue). */
   cpuSinceHeapCheckMs: number;
+  /** The tenant and plugin whose isolate this is (none while it waits, ready, for a new tenant). */
+  owner: IsolateOwner | undefined;
 }
+
+export interface IsolateOwner {
+  readonly tenant: string;
+  readonly plugin: string;
+}
+
+/**
+ * Told, synchronously, when V8 lost control of an isolate (out of memory past recovery, a
+ * task that would not terminate), just before this process aborts: whose isolate it was.
+ */
+export type CatastropheWitness = (owner: IsolateOwner | undefined) => void;
 
 export class IsolateSlots {
   // Insertion order doubles as LRU order: a used slot is re-inserted at the end.
@@ -31,6 +44,11 @@ export class IsolateSlots {
    */
   readonly #ready = new Map<string, IsolateSlot>();
   #failNext = false;
+  readonly #witness: CatastropheWitness;
+
+  constructor(witness: CatastropheWitness = () => undefined) {
+    this.#witness = witness;
+  }
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
   failNextIsolate(): void {
@@ -47,6 +65,7 @@ export class IsolateSlots {
       return existing;
     }
     const slot = this.#takeReady(plugin) ?? this.throwaway(plugin);
+    slot.owner = { tenant, plugin: plugin.name };
     this.#slots.set(key, slot);
     while (this.#slots.size > MAX_ISOLATES_PER_WORKER) {
       const [oldestKey, oldest] = this.#slots.entries().next().value as [string, IsolateSlot];
@@ -87,15 +106,22 @@ export class IsolateSlots {
       this.#failNext = false;
       throw new Error('injected fault: isolate creation failed');
     }
+    // The callback reads `slot` (declared below) only later, on a catastrophe.
     const isolate = new ivm.Isolate({
       memoryLimit: plugin.limits.memoryMb,
       // V8 lost control of the isolate: nothing in this process can be trusted any more.
       onCatastrophicError: (message) => {
-        process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);
-        process.abort();
+        try {
+          this.#witness(slot.owner);
+        } finally {
+          process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);
+          // In a worker thread process.abort() throws instead of aborting: signal the process.
+          process.kill(process.pid, 'SIGABRT');
+        }
       },
     });
-    return { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0 };
+    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner: undefined };
+    return slot;
   }
 
   /** A slot that hit a limit or failed is never reused. */

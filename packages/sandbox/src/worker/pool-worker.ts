@@ -1,20 +1,40 @@
 // The Piscina task file: each worker thread keeps its own isolates and answers
 // every task with an outcome, never a throw (a throw would read as a crash).
 import { IsolateRunner } from '../isolate/isolate-runner.js';
-import { threadId, workerData, type MessagePort } from 'node:worker_threads';
+import type { IsolateOwner } from '../isolate/isolate-slots.js';
+import { BroadcastChannel, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
 import { NO_USAGE } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { QueueReader } from '../host/queue-gauge.js';
+import { BLAME_FILE_ENV } from '../host/child-protocol.js';
+import { writeFileSync } from 'node:fs';
 import { BuildMarker } from '../host/build-board.js';
 
 /** The pool's shared start clocks and queue gauge (InProcessHost passes them as workerData). */
-const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; building?: SharedArrayBuffer } | undefined;
+const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; building?: SharedArrayBuffer; zombies?: string } | undefined;
 const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
 const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
 // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
 const marker = shared?.building === undefined ? undefined : new BuildMarker(shared.building, threadId);
-const runner = new IsolateRunner({ nothingQueued: () => queue?.nothingQueued() ?? false, building: (active) => marker?.building(active) });
+// Zombie isolates go to the pool's host on a channel it named (see InProcessHost).
+const zombies = shared?.zombies === undefined ? undefined : new BroadcastChannel(shared.zombies);
+zombies?.unref();
+const runner = new IsolateRunner({
+  nothingQueued: () => queue?.nothingQueued() ?? false,
+  building: (active) => marker?.building(active),
+  zombie: (pair) => zombies?.postMessage(pair),
+  // The process aborts right after this: a file is the one report that outlives it. The
+  // parent reads it when the process is gone and strikes this pair alone (host/child-process-host.ts).
+  catastrophe: (owner) => {
+    if (owner !== undefined) nameCulprit(owner);
+  },
+});
+
+function nameCulprit(owner: IsolateOwner): void {
+  const file = process.env[BLAME_FILE_ENV];
+  if (file !== undefined && file !== '') writeFileSync(file, JSON.stringify(owner), { mode: 0o600 });
+}
 
 /** Tells the host's backstop the task started (host/task-backstop.ts). */
 function stampStart(clock: PoolTask['clock']): void {
@@ -46,7 +66,7 @@ function overPort(port: MessagePort): { handler: CapabilityHandler; close: () =>
 
 export default async function runSandboxTask({ task, capabilityPort, clock }: PoolTask): Promise<SandboxOutcome> {
   stampStart(clock);
-  if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault);
+  if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault, { tenant: task.tenant, plugin: task.plugin.name });
   const bridge = capabilityPort === undefined ? undefined : overPort(capabilityPort);
   try {
     return await runner.run(task, bridge?.handler);
@@ -58,9 +78,13 @@ export default async function runSandboxTask({ task, capabilityPort, clock }: Po
 }
 
 /** Testing only (SandboxOptions.faults): the failures a real deployment meets, on demand. */
-function injectFault(fault: Fault): void {
+function injectFault(fault: Fault, owner: IsolateOwner): void {
   if (fault === 'kill-worker') process.exit(70); // in a worker thread this ends the thread only
   if (fault === 'kill-process') process.kill(process.pid, 'SIGKILL');
   if (fault === 'fail-isolate') runner.failNextIsolate();
   if (fault === 'hang-worker') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+  if (fault === 'catastrophe') {
+    nameCulprit(owner);
+    process.kill(process.pid, 'SIGABRT'); // process.abort() ends only a worker thread
+  }
 }

@@ -44,9 +44,10 @@ export type SandboxTask =
  * Testing only: a fault the worker injects into one call (SandboxOptions.faults).
  * `kill-worker` ends the worker thread, `kill-process` the whole sandbox process,
  * `fail-isolate` makes creating the call's isolate fail, `hang-worker` blocks the worker
- * thread for good (as a thread stuck on an isolate's lock would be).
+ * thread for good (as a thread stuck on an isolate's lock would be), `catastrophe` aborts the
+ * process as V8 losing control of the call's isolate does (the isolate's owner named first).
  */
-export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate' | 'hang-worker';
+export type Fault = 'kill-worker' | 'kill-process' | 'fail-isolate' | 'hang-worker' | 'catastrophe';
 
 /** Codes a sandboxed call can end with, beyond success (ABORTED_BEFORE_DISPATCH: cancelled while queued for a worker). */
 export type SandboxFailureCode = 'TOOL_ERROR' | 'TIMEOUT' | 'CPU_LIMIT' | 'MEMORY_LIMIT' | 'OUTPUT_TOO_LARGE' | 'INVALID_TOOL_OUTPUT' | 'SANDBOX_CRASH' | 'ABORTED' | 'ABORTED_BEFORE_DISPATCH';

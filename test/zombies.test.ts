@@ -1,0 +1,84 @@
+// What a call leaves running after it was answered, and whose fault a process death is:
+// - an isolate killed for CPU that goes on running (a builtin that ignores termination)
+//   retires its process, so it steals no more CPU from the tenants there and new calls go
+//   to a fresh process; its pair is struck;
+// - a process that V8 aborts over one isolate (out of memory past recovery) names that
+//   isolate's owner first, so the neighbour in flight then is a victim, never a suspect.
+import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
+import { createSandbox, type Sandbox } from '@airlock/sandbox';
+import { createTestSandbox, sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
+import type { SandboxOptions } from '@airlock/sandbox';
+import { rm } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pluginFolder } from './support/plugin-harness.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function setup(fixture: string, manifest: Record<string, unknown>, options: SandboxOptions & TestingHooks, observers: Parameters<typeof createEngine>[0]['observers'] = {}): Promise<{ sandbox: Sandbox; engine: Engine }> {
+  const dir = await pluginFolder(fixture, manifest);
+  const sandbox = createTestSandbox(options);
+  cleanups.push(async () => {
+    await sandbox.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  await sandbox.loadPlugins([dir]);
+  return { sandbox, engine: createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule, observers }) };
+}
+
+const code = (result: ToolResult | undefined): string => (result === undefined ? 'missing' : result.isError ? (result as ToolFailure).error.code : 'ok');
+const stamp = (id: string, ms: number): ToolCallRequest => ({ id, name: 'stamp', arguments: JSON.stringify({ ms }) });
+const timed = (id: string, ms: number): ToolCallRequest => ({ id, name: 'timed', arguments: JSON.stringify({ ms }) });
+const span = (result: ToolResult | undefined): { start: number; end: number } => (result as unknown as { value: { start: number; end: number } }).value;
+
+/** A tenant name that lands on the same shard as `tenant`. */
+function neighbourOf(tenant: string): string {
+  const probe = createSandbox({ processes: 2 });
+  try {
+    for (let i = 0; ; i += 1) if (probe.shardOf(`near-${i}`) === probe.shardOf(tenant)) return `near-${i}`;
+  } finally {
+    void probe.close();
+  }
+}
+
+describe('after the answer', () => {
+  it('an isolate killed for CPU that goes on running retires its process: the next calls there run in a fresh one', async () => {
+    const { sandbox, engine } = await setup('hostile/zombie-sort.js', { limits: { cpuMs: 600, timeoutMs: 20_000, memoryMb: 400 } }, { threads: 2, processes: 1 });
+    await engine.run([{ id: 'warm', name: 'benign', arguments: '{}' }], { tenant: 'victim' });
+    const before = sandboxProcessIds(sandbox);
+    // 30 million numbers: filled in well under 600 ms, then seconds of sorting after the kill.
+    const [killed] = await engine.run([{ id: 'z', name: 'sort', arguments: JSON.stringify({ n: 30_000_000 }) }], { tenant: 'mallory' });
+    expect(code(killed)).toBe('CPU_LIMIT');
+    // Reported once it outlived its answer by ZOMBIE_MS: the process is retired (and, with no call in flight, gone).
+    await expect.poll(() => before.filter((pid) => sandboxProcessIds(sandbox).includes(pid)).length, { timeout: 15_000, interval: 100 }).toBeLessThan(before.length);
+    const [after] = await engine.run([{ id: 'v', name: 'benign', arguments: '{"text":"after"}' }], { tenant: 'victim' });
+    expect(after).toMatchObject({ isError: false, value: { echoed: 'after' } });
+  }, 60_000);
+});
+
+describe('whose fault a process death is', () => {
+  it('a process V8 aborts over one isolate names its owner first: the neighbour in flight is neither struck nor a suspect', async () => {
+    const neighbour = neighbourOf('mallory');
+    const gate: { ids: Set<string>; done?: () => void } = { ids: new Set(['n1']) };
+    const entered = new Promise<void>((resolve) => (gate.done = resolve));
+    const { engine } = await setup('plugins/timed.js', { name: 'timed', limits: { cpuMs: 10_000, timeoutMs: 20_000 } }, { threads: 2, processes: 2, faults: ({ callId }) => (callId === 'm1' ? 'catastrophe' : undefined) }, {
+      onStage: ({ callId, stage }) => {
+        if (stage === 'execute' && gate.ids.delete(callId) && gate.ids.size === 0) gate.done?.();
+      },
+    });
+    await engine.run([stamp('warm', 0)], { tenant: neighbour });
+    const first = engine.run([stamp('n1', 3000)], { tenant: neighbour });
+    await entered;
+    const [aborted] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
+    expect(code(aborted)).toBe('SANDBOX_CRASH');
+    expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    // Not a suspect (suspects run one call at a time, in probation): its parallel calls still overlap.
+    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
+    const [a, b] = results.map(span);
+    expect(results.map(code)).toEqual(['ok', 'ok']);
+    expect(b!.start).toBeLessThan(a!.end);
+    expect(a!.start).toBeLessThan(b!.end);
+  }, 30_000);
+});
