@@ -8,6 +8,7 @@ import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type
 import { createSandbox, type Sandbox } from '@airlock/sandbox';
 import { createTestSandbox, sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
 import type { SandboxOptions } from '@airlock/sandbox';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
@@ -33,6 +34,11 @@ const stamp = (id: string, ms: number): ToolCallRequest => ({ id, name: 'stamp',
 const timed = (id: string, ms: number): ToolCallRequest => ({ id, name: 'timed', arguments: JSON.stringify({ ms }) });
 const span = (result: ToolResult | undefined): { start: number; end: number } => (result as unknown as { value: { start: number; end: number } }).value;
 
+function residentMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Math.round(Number(match?.[1] ?? 0) / 1024);
+}
+
 /** A tenant name that lands on the same shard as `tenant`. */
 function neighbourOf(tenant: string): string {
   const probe = createSandbox({ processes: 2 });
@@ -53,6 +59,20 @@ describe('after the answer', () => {
     expect(code(killed)).toBe('CPU_LIMIT');
     // Reported once it outlived its answer by ZOMBIE_MS: the process is retired (and, with no call in flight, gone).
     await expect.poll(() => before.filter((pid) => sandboxProcessIds(sandbox).includes(pid)).length, { timeout: 15_000, interval: 100 }).toBeLessThan(before.length);
+    const [after] = await engine.run([{ id: 'v', name: 'benign', arguments: '{"text":"after"}' }], { tenant: 'victim' });
+    expect(after).toMatchObject({ isError: false, value: { echoed: 'after' } });
+  }, 60_000);
+});
+
+describe('memory that crosses from isolates', () => {
+  it('huge rejected errors a plugin leaves behind are collected: cheap calls do not grow the sandbox process without bound', async () => {
+    const { sandbox, engine } = await setup('hostile/rejected-huge-stack.js', { limits: { memoryMb: 64, cpuMs: 2000, timeoutMs: 10_000 } }, { threads: 2, processes: 1 });
+    await engine.run([{ id: 'warm', name: 'benign', arguments: '{}' }], { tenant: 'victim' });
+    const [pid] = sandboxProcessIds(sandbox);
+    const before = residentMb(pid!);
+    // 40 calls of about 32 MiB each: 1.3 GiB if none of it were ever collected.
+    for (let i = 0; i < 40; i += 1) expect(code((await engine.run([{ id: `l${i}`, name: 'leave', arguments: '{}' }], { tenant: 'mallory' }))[0])).toBe('ok');
+    expect(residentMb(pid!) - before).toBeLessThan(700);
     const [after] = await engine.run([{ id: 'v', name: 'benign', arguments: '{"text":"after"}' }], { tenant: 'victim' });
     expect(after).toMatchObject({ isError: false, value: { echoed: 'after' } });
   }, 60_000);

@@ -11,7 +11,7 @@ import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 const threads = Number(process.env[THREADS_ENV]);
 // A zombie (an isolate killed for CPU or time that goes on running) uses CPU no call pays for
 // and may abort this process when it ends: the parent strikes its pair and retires us.
-const host = new InProcessHost({ ...(Number.isInteger(threads) && threads > 0 ? { threads } : {}), onZombie: (pair) => send({ type: 'zombie', ...pair }) });
+const host = new InProcessHost({ ...(Number.isInteger(threads) && threads > 0 ? { threads } : {}), onZombie: (pair) => send({ type: 'zombie', ...pair }), ownProcess: true });
 /** Each running task: how to cancel it, and the capability requests it has sent the parent. */
 const running = new Map<number, { readonly controller: AbortController; readonly requests: PendingRequests<string> | undefined }>();
 /** Plugin specs by key, as the parent sent them once. */

@@ -11,6 +11,11 @@ import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 export interface InProcessHostOptions extends PoolOptions {
   /** A worker killed a call's isolate that went on running past ZOMBIE_MS (isolate/isolate-runner.ts): whose it was. */
   readonly onZombie?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
+  /**
+   * This process is a sandbox process of our own: its workers may flip a V8 flag for the
+   * whole process to borrow `gc` (worker/heap-collector.ts). Never in an embedder's process.
+   */
+  readonly ownProcess?: boolean;
 }
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
@@ -83,7 +88,7 @@ export class InProcessHost implements SandboxHost {
       // collects that garbage long before the process's memory ceiling; a worker that still
       // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }) },
+      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT) } : {}) },
       // For a fresh-realm call, an idle worker that is building ahead comes after one that is
       // not (build-board.ts); Piscina hands the balancer what a task carries under this symbol.
       loadBalancer: preferNotBuilding(this.#board, (task: object) => (task as Record<symbol, unknown>)[queueOptionsSymbol] === MAY_MOVE),

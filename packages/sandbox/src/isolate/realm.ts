@@ -9,6 +9,7 @@
 import ivm from './ivm.js';
 import { realmBootstrap } from './realm-bootstrap.js';
 import { installRealmGlobals } from './install-realm-globals.js';
+import { withContextLock } from './context-lock.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -51,7 +52,7 @@ export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.
  * no plugin code runs outside a call, so nothing can hold the isolate's lock here.
  */
 export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlobals: ivm.Script, plugin: PluginSpec, host: ivm.Reference, codeCache: Map<string, ivm.ExternalCopy<ArrayBuffer>>): Realm {
-  const context = isolate.createContextSync();
+  const context = withContextLock(() => isolate.createContextSync());
   try {
     // The standard helpers first, before the host's Reference is on the global.
     installRealmGlobals(context, realmGlobals);

@@ -37,6 +37,11 @@ setInterval(() => {
   residentBytes = process.memoryUsage.rss();
 }, 100).unref();
 
+/** This process's resident memory as last sampled (every 100 ms). */
+export function sampledResidentBytes(): number {
+  return residentBytes;
+}
+
 /**
  * How often this thread's watchdogs look at their budgets. One sweep serves every watchdog
  * in force (a worker runs one task at a time, a pool worker's classify beside it at most):

@@ -7,16 +7,21 @@ import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcom
 import { NO_USAGE } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { QueueReader } from '../host/queue-gauge.js';
+import { shareContextLock } from '../isolate/context-lock.js';
+import { HeapCollector } from './heap-collector.js';
 import { BLAME_FILE_ENV } from '../host/child-protocol.js';
 import { writeFileSync } from 'node:fs';
 import { BuildMarker } from '../host/build-board.js';
 
 /** The pool's shared start clocks and queue gauge (InProcessHost passes them as workerData). */
-const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; building?: SharedArrayBuffer; zombies?: string } | undefined;
+const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; building?: SharedArrayBuffer; zombies?: string; contextLock?: SharedArrayBuffer } | undefined;
 const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
 const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
 // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
 const marker = shared?.building === undefined ? undefined : new BuildMarker(shared.building, threadId);
+// Only in a sandbox process of our own (the pool's host shares the lock): this flips a V8 flag for the whole process.
+if (shared?.contextLock !== undefined) shareContextLock(shared.contextLock);
+const collector = shared?.contextLock === undefined ? undefined : HeapCollector.borrow();
 // Zombie isolates go to the pool's host on a channel it named (see InProcessHost).
 const zombies = shared?.zombies === undefined ? undefined : new BroadcastChannel(shared.zombies);
 zombies?.unref();
@@ -74,6 +79,7 @@ export default async function runSandboxTask({ task, capabilityPort, clock }: Po
     return { ok: false, code: 'SANDBOX_CRASH', message: `the sandbox worker failed (${error instanceof Error ? error.message : 'unknown'})`, usage: NO_USAGE };
   } finally {
     bridge?.close();
+    collector?.afterTask();
   }
 }
 
