@@ -31,3 +31,31 @@ describe('a plugin\'s maxOutputBytes (4 MiB) under the engine\'s default limit (
     expect((result as ToolFailure).error.message).toContain(String(4 * MIB));
   });
 });
+
+describe('maxOutputBytes is exact: a result of the limit passes, one byte more does not', () => {
+  let exact: Sandbox;
+  let exactEngine: Engine;
+  beforeAll(async () => {
+    const { pluginFolder } = await import('./support/plugin-harness.js');
+    exact = createSandbox({ threads: 1 });
+    await exact.loadPlugins([await pluginFolder('output-limit/exact.js', { limits: { maxOutputBytes: 1024 } })]);
+    exactEngine = createEngine({ sources: [exact], policy: { default: 'allow' } });
+  });
+  afterAll(async () => {
+    await exact.close();
+  });
+  const outcome = async (name: string, args: object): Promise<string> => {
+    const [result] = await exactEngine.run([{ id: name, name, arguments: JSON.stringify(args) }]);
+    return result!.isError ? (result as ToolFailure).error.code : `ok ${result!.content.length}`;
+  };
+
+  it.each([
+    // {"k…k":null}: a key of n letters, its quotes and colon, null and the braces: n + 9 bytes.
+    ['keyed', { letters: 1024 - 9 }, 'ok 1024', { letters: 1024 - 8 }],
+    // [null,…]: Infinity is written null, and the first element costs no comma: 5n + 1 bytes.
+    ['infinities', { count: 204 }, 'ok 1021', { count: 205 }],
+  ])('%s', async (name, fits, answer, over) => {
+    expect(await outcome(name, fits)).toBe(answer);
+    expect(await outcome(name, over)).toBe('OUTPUT_TOO_LARGE');
+  });
+});

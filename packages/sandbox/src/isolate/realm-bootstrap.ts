@@ -40,6 +40,10 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, linkGlob
   const charCodeAt = String.prototype.charCodeAt;
   const sliceString = String.prototype.slice;
   const numberToString = Number.prototype.toString;
+  const isFinite = Number.isFinite;
+  const WeakSetIntrinsic = WeakSet;
+  const weakSetHas = WeakSet.prototype.has;
+  const weakSetAdd = WeakSet.prototype.add;
   const PromiseIntrinsic = Promise;
   const ErrorIntrinsic = Error;
   const TypeErrorIntrinsic = TypeError;
@@ -185,21 +189,27 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, linkGlob
     if (value === undefined) value = null;
     if (typeof value === 'string' && value.length > maxBytes) return ['OUTPUT_TOO_LARGE', 'the result is larger than ' + maxBytes + ' bytes'];
     let remaining = maxBytes;
-    const replacer = function (this: unknown, key: string, item: unknown): unknown {
+    // Containers that already have an element written: the next one costs a comma.
+    const started = new WeakSetIntrinsic<object>();
+    const replacer = function (this: object, key: string, item: unknown): unknown {
       let cost = 0;
       const kind = typeof item;
       if (kind === 'string') cost = quotedBytes(item as string, remaining + 1);
-      else if (kind === 'number') cost = (apply(numberToString, item, []) as string).length;
+      else if (kind === 'number') cost = isFinite(item as number) ? (apply(numberToString, item, []) as string).length : 4;
       else if (kind === 'boolean') cost = (item as boolean) ? 4 : 5;
       else if (item === null) cost = 4;
       else if (kind === 'object') cost = 2;
       else if (isArray(this)) cost = 4; // undefined, a function or a symbol in an array is written as null
       else return item; // omitted, with its key
-      // A key and its colon, or the comma before an element (a lower bound either way).
-      if (key !== '' && !isArray(this)) cost += quotedBytes(key, remaining + 1) + 1;
-      cost += 1;
+      if (key !== '' || isArray(this)) {
+        // A key and its colon; a comma before every element but a container's first.
+        if (!isArray(this)) cost += quotedBytes(key, remaining + 1) + 1;
+        if (apply(weakSetHas, started, [this]) === true) cost += 1;
+        else apply(weakSetAdd, started, [this]);
+      }
+      // Exactly the bytes written so far (toJSON and omitted keys aside): refused only past the limit.
       remaining -= cost;
-      if (remaining < -1) throw tooLarge;
+      if (remaining < 0) throw tooLarge;
       return item;
     };
     let text: string | undefined;
