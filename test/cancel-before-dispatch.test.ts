@@ -78,15 +78,17 @@ for (const mode of ['process', 'in-process'] as const) {
 
     it('a call cancelled while queued in the pool for a worker is ABORTED_BEFORE_DISPATCH', async () => {
       // In process mode the pool is a shard whose process has not started yet (plugins loaded on
-      // another); in-process, the pool's only worker is held and a second one is still starting.
-      const { sandbox, engine, running, entered } = await setup(mode === 'process' ? { mode, threads: 1, processes: 2 } : { mode, threads: 1 });
+      // another); in-process, the pool starts two workers, both held, and the reserve's third is
+      // still starting.
+      const { sandbox, engine, running, entered } = await setup(mode === 'process' ? { mode, threads: 1, processes: 2 } : { mode, threads: 2 });
       const tenant = mode === 'process' ? tenantBeside(sandbox, 'default') : 'b';
       const holder = new AbortController();
       let held: Promise<ToolResult[]> | undefined;
       if (mode === 'in-process') {
-        const holderRuns = running('holder');
-        held = engine.run([call('holder')], { tenant: 'a', signal: holder.signal });
-        await holderRuns;
+        const holdersRun = Promise.all([running('holder-1'), running('holder-2')]);
+        // Two turns (a turn runs its exclusive calls one after another).
+        held = Promise.all(['holder-1', 'holder-2'].map((id) => engine.run([call(id)], { tenant: 'a', signal: holder.signal }))).then((turns) => turns.flat());
+        await holdersRun;
       }
       const controller = new AbortController();
       const queuedEntered = entered('queued');
@@ -98,7 +100,7 @@ for (const mode of ['process', 'in-process'] as const) {
       controller.abort();
       expect(code((await queued)[0])).toBe('ABORTED_BEFORE_DISPATCH');
       holder.abort();
-      if (held !== undefined) expect(code((await held)[0])).toBe('ABORTED');
+      if (held !== undefined) expect((await held).map(code)).toEqual(['ABORTED', 'ABORTED']);
       expect(code((await engine.run([call('after', 'probe')], { tenant }))[0])).toBe('ok');
     });
   });

@@ -78,8 +78,9 @@ function receive(message: ToChild): void {
       running.delete(message.id);
       // A capability the parent never answers must not hold anything after its call.
       requests?.close('the call ended');
-      send({ type: 'result', id: message.id, outcome });
+      // Retire first: the parent must take no new call here before it learns of this answer.
       if (host.stuckWorkers() > 0) send({ type: 'retire' });
+      send({ type: 'result', id: message.id, outcome });
       // A worker died under this call and this process may abort next: the parent must learn
       // whose call it was before then, not at the end of the turn.
       if (!outcome.ok && outcome.code === 'SANDBOX_CRASH') outbox.flush();

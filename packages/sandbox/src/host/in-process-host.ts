@@ -20,6 +20,7 @@ export interface InProcessHostOptions extends PoolOptions {
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
 import { BuildBoard, preferNotBuilding } from './build-board.js';
+import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
@@ -88,7 +89,7 @@ export class InProcessHost implements SandboxHost {
       // collects that garbage long before the process's memory ceiling; a worker that still
       // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT) } : {}) },
+      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
       // For a fresh-realm call, an idle worker that is building ahead comes after one that is
       // not (build-board.ts); Piscina hands the balancer what a task carries under this symbol.
       loadBalancer: preferNotBuilding(this.#board, (task: object) => (task as Record<symbol, unknown>)[queueOptionsSymbol] === MAY_MOVE),

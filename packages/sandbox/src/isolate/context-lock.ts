@@ -1,20 +1,34 @@
 // Creating a realm's context and a worker's one-time borrowing of V8's `gc` (see
 // worker/heap-collector.ts) never overlap, in any thread of the process: V8 installs `gc`
 // in every context created while its flag is on, and a realm must never have it.
-let lock: Int32Array | undefined;
+//
+// A worker terminated inside the lock (a cancelled call's worker is) never releases it, so a
+// lock held past STALE_MS is taken over: creating a context takes milliseconds, and the
+// borrowing it guards happens once, when a worker starts.
+const STALE_MS = 1000;
+/** An Int32 (free 0, held 1), then the time it was taken (BigInt64, ms). */
+export const CONTEXT_LOCK_BYTES = 16;
 
-/** The process-wide lock (one Int32 in a SharedArrayBuffer every worker of the pool shares). */
+let held: Int32Array | undefined;
+let takenAt: BigInt64Array | undefined;
+
+/** The process-wide lock: a SharedArrayBuffer of CONTEXT_LOCK_BYTES every worker of the pool shares. */
 export function shareContextLock(buffer: SharedArrayBuffer): void {
-  lock = new Int32Array(buffer);
+  held = new Int32Array(buffer, 0, 1);
+  takenAt = new BigInt64Array(buffer, 8, 1);
 }
 
 export function withContextLock<T>(work: () => T): T {
-  if (lock === undefined) return work();
-  while (Atomics.compareExchange(lock, 0, 0, 1) !== 0) Atomics.wait(lock, 0, 1, 1);
+  if (held === undefined || takenAt === undefined) return work();
+  while (Atomics.compareExchange(held, 0, 0, 1) !== 0) {
+    if (Date.now() - Number(Atomics.load(takenAt, 0)) > STALE_MS) Atomics.compareExchange(held, 0, 1, 0);
+    else Atomics.wait(held, 0, 1, 1);
+  }
+  Atomics.store(takenAt, 0, BigInt(Date.now()));
   try {
     return work();
   } finally {
-    Atomics.store(lock, 0, 0);
-    Atomics.notify(lock, 0, 1);
+    Atomics.store(held, 0, 0);
+    Atomics.notify(held, 0, 1);
   }
 }
