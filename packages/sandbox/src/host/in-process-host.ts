@@ -1,7 +1,7 @@
 // A Piscina pool of isolate workers inside this process. isolated-vm needs
 // --no-node-snapshot on Node 20+, so this refuses to start without it.
 import { availableParallelism } from 'node:os';
-import { Piscina, queueOptionsSymbol } from 'piscina';
+import { Piscina } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
@@ -19,7 +19,6 @@ export interface InProcessHostOptions extends PoolOptions {
 }
 import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
-import { BuildBoard, preferNotBuilding } from './build-board.js';
 import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
@@ -28,8 +27,6 @@ const DISPOSAL_SETTLE_MS = 250;
 const BUILD_AHEAD_SETTLE_MS = 50;
 /** Each pool worker's own V8 heap (its isolates' heaps are separate, bounded by memoryMb). */
 const WORKER_HEAP_MB = 256;
-/** Marks a task that runs as well on any worker (build-board.ts): a fresh-realm call. */
-const MAY_MOVE = Object.freeze({ mayMove: true });
 /** Outcomes that mean an isolate was disposed under a call. */
 const KILLS: ReadonlySet<string> = new Set(['CPU_LIMIT', 'TIMEOUT', 'MEMORY_LIMIT', 'SANDBOX_CRASH', 'ABORTED']);
 
@@ -50,7 +47,6 @@ export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<PoolTask, SandboxOutcome>;
   readonly #backstop = new TaskBackstop();
   readonly #queue = new QueueGauge();
-  readonly #board = new BuildBoard();
   /** Workers report zombie isolates here (a channel of this pool's own, by a random name). */
   readonly #zombies: BroadcastChannel | undefined;
   #closed = false;
@@ -72,9 +68,7 @@ export class InProcessHost implements SandboxHost {
     const threads = options.threads ?? Math.max(2, availableParallelism());
     this.#pool = new Piscina<PoolTask, SandboxOutcome>({
       filename: WORKER_FILE,
-      // Two threads from the start (when there are two): one can take a call while the other
-      // builds ahead after the last one (see the balancer below).
-      minThreads: Math.min(2, threads),
+      minThreads: 1,
       maxThreads: threads,
       idleTimeout: 30_000,
       // One task per worker at a time: an isolate's CPU accounting then belongs to one call.
@@ -89,10 +83,7 @@ export class InProcessHost implements SandboxHost {
       // collects that garbage long before the process's memory ceiling; a worker that still
       // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, building: this.#board.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
-      // For a fresh-realm call, an idle worker that is building ahead comes after one that is
-      // not (build-board.ts); Piscina hands the balancer what a task carries under this symbol.
-      loadBalancer: preferNotBuilding(this.#board, (task: object) => (task as Record<symbol, unknown>)[queueOptionsSymbol] === MAY_MOVE),
+      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
     });
   }
 
@@ -112,8 +103,6 @@ export class InProcessHost implements SandboxHost {
     this.#queue.submitted();
     try {
       const poolTask: PoolTask = channel === undefined ? { task, clock: backstop.clock } : { task, clock: backstop.clock, capabilityPort: channel.port2 };
-      // Symbol-keyed: seen by the balancer, never cloned to the worker.
-      if (task.kind === 'call' && task.plugin.realm === 'fresh') (poolTask as unknown as Record<symbol, unknown>)[queueOptionsSymbol] = MAY_MOVE;
       const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;

@@ -17,8 +17,6 @@ import { Watchdog, type Budget } from './watchdog.js';
 export interface IsolateRunnerOptions {
   /** No task waits for a worker of this pool: only then is anything built ahead. */
   readonly nothingQueued: () => boolean;
-  /** Told when a build-ahead step starts and ends (the pool's balancer steers tasks away meanwhile). */
-  readonly building?: (active: boolean) => void;
   /**
    * Told when an isolate this worker killed is still running a task ZOMBIE_MS after its call
    * was answered: a builtin that ignores termination (a huge TypedArray sort, an Array fill)
@@ -37,7 +35,6 @@ export class IsolateRunner {
   readonly #calls = new CallRegistry();
   readonly #realms = new RealmSupply(this.#calls.reference);
   readonly #nothingQueued: () => boolean;
-  readonly #building: (active: boolean) => void;
   readonly #zombie: NonNullable<IsolateRunnerOptions['zombie']>;
   /** A build-ahead step is scheduled; the next task cancels what is left of it. */
   #ahead: ReturnType<typeof setImmediate> | undefined;
@@ -45,7 +42,6 @@ export class IsolateRunner {
   constructor(options: IsolateRunnerOptions = { nothingQueued: () => false }) {
     this.#nothingQueued = options.nothingQueued;
     this.#slots = new IsolateSlots(options.catastrophe);
-    this.#building = options.building ?? (() => undefined);
     this.#zombie = options.zombie ?? (() => undefined);
   }
 
@@ -173,12 +169,7 @@ export class IsolateRunner {
     const next = (index: number): void => {
       this.#ahead = undefined;
       if (index >= steps.length || !this.#nothingQueued()) return;
-      this.#building(true);
-      try {
-        (steps[index] as () => void)();
-      } finally {
-        this.#building(false);
-      }
+      (steps[index] as () => void)();
       this.#ahead = setImmediate(() => next(index + 1));
     };
     if (this.#ahead !== undefined) clearImmediate(this.#ahead);

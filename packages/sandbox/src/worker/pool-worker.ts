@@ -2,7 +2,7 @@
 // every task with an outcome, never a throw (a throw would read as a crash).
 import { IsolateRunner } from '../isolate/isolate-runner.js';
 import type { IsolateOwner } from '../isolate/isolate-slots.js';
-import { BroadcastChannel, threadId, workerData, type MessagePort } from 'node:worker_threads';
+import { BroadcastChannel, workerData, type MessagePort } from 'node:worker_threads';
 import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
 import { NO_USAGE } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
@@ -11,14 +11,12 @@ import { shareContextLock } from '../isolate/context-lock.js';
 import { HeapCollector } from './heap-collector.js';
 import { BLAME_FILE_ENV } from '../host/child-protocol.js';
 import { writeFileSync } from 'node:fs';
-import { BuildMarker } from '../host/build-board.js';
 
 /** The pool's shared start clocks and queue gauge (InProcessHost passes them as workerData). */
-const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; building?: SharedArrayBuffer; zombies?: string; contextLock?: SharedArrayBuffer } | undefined;
+const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; zombies?: string; contextLock?: SharedArrayBuffer } | undefined;
 const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
 const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
 // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
-const marker = shared?.building === undefined ? undefined : new BuildMarker(shared.building, threadId);
 // Only in a sandbox process of our own (the pool's host shares the lock): this flips a V8 flag for the whole process.
 if (shared?.contextLock !== undefined) shareContextLock(shared.contextLock);
 const collector = shared?.contextLock === undefined ? undefined : HeapCollector.borrow();
@@ -27,7 +25,6 @@ const zombies = shared?.zombies === undefined ? undefined : new BroadcastChannel
 zombies?.unref();
 const runner = new IsolateRunner({
   nothingQueued: () => queue?.nothingQueued() ?? false,
-  building: (active) => marker?.building(active),
   zombie: (pair) => zombies?.postMessage(pair),
   // The process aborts right after this: a file is the one report that outlives it. The
   // parent reads it when the process is gone and strikes this pair alone (host/child-process-host.ts).
