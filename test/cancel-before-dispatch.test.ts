@@ -105,3 +105,35 @@ for (const mode of ['process', 'in-process'] as const) {
     });
   });
 }
+
+// A running call cancelled by its caller is stopped by its worker (its isolate disposed), not
+// by terminating the worker: a worker terminated inside an isolated-vm call can abort its
+// process, and a tenant cancelling its own calls in a loop once took its neighbours down so.
+for (const mode of ['process', 'in-process'] as const) {
+  it(`a running call cancelled is ABORTED and its worker keeps serving: another tenant's warm realm there survives (${mode} mode)`, async () => {
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const capabilities: Record<string, Capability> = {
+      'kv.slow': () => {
+        running();
+        return new Promise(() => undefined);
+      },
+    };
+    const dir = await pluginFolder('plugins/count-and-wait.js', { name: 'counter', realm: 'warm', capabilities: ['kv.slow'], limits: { timeoutMs: 20_000, cpuMs: 1000 } });
+    const sandbox = createSandbox({ mode, threads: 1, ...(mode === 'process' ? { processes: 1 } : {}), fairShare: { reserveThreads: 0 }, capabilities });
+    cleanups.push(async () => {
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    await sandbox.loadPlugins([dir]);
+    const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
+    const value = async (tenant: string): Promise<unknown> => ((await engine.run([call(`n-${tenant}`, 'count')], { tenant }))[0] as unknown as { value: unknown }).value;
+    expect(await value('w')).toBe(1);
+    const controller = new AbortController();
+    const waiting = engine.run([call('c1', 'wait')], { tenant: 'c', signal: controller.signal });
+    await started;
+    controller.abort();
+    expect(code((await waiting)[0])).toBe('ABORTED');
+    expect(await value('w')).toBe(2);
+  });
+}

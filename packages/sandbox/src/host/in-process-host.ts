@@ -83,7 +83,7 @@ export class InProcessHost implements SandboxHost {
       // collects that garbage long before the process's memory ceiling; a worker that still
       // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      workerData: { clocks: this.#backstop.clocks, queue: this.#queue.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
+      workerData: { clocks: this.#backstop.clocks, cancels: this.#backstop.cancels, queue: this.#queue.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
     });
   }
 

@@ -14,6 +14,8 @@ import { taskBudget } from '../isolate/task-budgets.js';
 export const BACKSTOP_GRACE_MS = 1000;
 /** How often armed tasks are checked; small beside the grace. */
 const SWEEP_MS = 100;
+/** A task's own clock when every slot is taken: its start time (Float64), then its cancel flag (Int32). */
+export const OWN_CLOCK_BYTES = 16;
 /** Start-time slots shared with the workers; more tasks in flight than this get a buffer of their own. */
 const CLOCK_SLOTS = 1024;
 
@@ -77,6 +79,9 @@ export class TaskBackstop {
   /** Pass to the workers (Piscina's workerData): the slots they stamp. */
   readonly clocks = new SharedArrayBuffer(CLOCK_SLOTS * Float64Array.BYTES_PER_ELEMENT);
   readonly #times = new Float64Array(this.clocks);
+  /** Pass to the workers too: per slot, 1 once the task's caller cancelled it (see ArmedTask.cancel). */
+  readonly cancels = new SharedArrayBuffer(CLOCK_SLOTS * Int32Array.BYTES_PER_ELEMENT);
+  readonly #cancelled = new Int32Array(this.cancels);
   readonly #freeSlots: number[] = Array.from({ length: CLOCK_SLOTS }, (_, slot) => CLOCK_SLOTS - 1 - slot);
   readonly #armed = new Set<Armed>();
   #sweep: ReturnType<typeof setInterval> | undefined;
@@ -86,20 +91,35 @@ export class TaskBackstop {
     const slot = this.#freeSlots.pop();
     let clock: TaskClock;
     let startedAt: () => number;
+    let markCancelled: () => void;
     if (slot === undefined) {
-      const own = new Float64Array(new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT));
-      clock = own.buffer as SharedArrayBuffer;
+      // A buffer of its own: the start time (Float64), then the cancel flag (Int32) at byte 8.
+      const buffer = new SharedArrayBuffer(OWN_CLOCK_BYTES);
+      const own = new Float64Array(buffer, 0, 1);
+      clock = buffer;
       startedAt = () => own[0] ?? 0;
+      markCancelled = () => Atomics.store(new Int32Array(buffer, 8, 1), 0, 1);
     } else {
       this.#times[slot] = 0;
+      Atomics.store(this.#cancelled, slot, 0);
       clock = slot;
       startedAt = () => this.#times[slot] ?? 0;
+      markCancelled = () => Atomics.store(this.#cancelled, slot, 1);
     }
     const armed: Armed = { signal, startedAt, limitMs: taskTimeoutMs(task) + BACKSTOP_GRACE_MS, fired: false };
     this.#armed.add(armed);
     this.#sweep ??= setInterval(() => this.#check(), SWEEP_MS).unref();
-    if (caller?.aborted === true) signal.abort(caller.reason);
-    const unwatch = caller === undefined || caller.aborted ? undefined : onAbort(caller, () => signal.abort(caller.reason));
+    // The caller's cancel: the worker stops a running task itself (its watchdog reads the flag
+    // and disposes the isolate); only a task no worker has started is withdrawn from Piscina.
+    // Piscina would terminate the worker of a running task, and a worker terminated inside an
+    // isolated-vm call can abort the whole process (an attacker cancelling its own calls in a
+    // loop did, taking its neighbours' calls down).
+    const cancel = (): void => {
+      markCancelled();
+      if (startedAt() === 0) signal.abort(caller?.reason);
+    };
+    if (caller?.aborted === true) cancel();
+    const unwatch = caller === undefined || caller.aborted ? undefined : onAbort(caller, cancel);
     return {
       signal,
       clock,

@@ -27,6 +27,12 @@ export interface IsolateRunnerOptions {
   readonly catastrophe?: CatastropheWitness;
 }
 
+/**
+ * Whom a plugin's loading (describe, in an isolate of no tenant's) is blamed on: a pair no
+ * call of any tenant shares, so a module whose top level takes its process down strikes
+ * neither the tenants in flight then nor anyone else.
+ */
+export const LOADING_TENANT = '\u0000loading';
 /** How long a killed isolate's tasks may take to stop before the isolate counts as a zombie. */
 export const ZOMBIE_MS = 1000;
 
@@ -50,7 +56,8 @@ export class IsolateRunner {
     this.#slots.failNextIsolate();
   }
 
-  async run(task: SandboxTask, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
+  /** `cancelled` says whether the task's caller cancelled it: the watchdog then stops the isolate (ABORTED). */
+  async run(task: SandboxTask, capabilities?: CapabilityHandler, cancelled: () => boolean = () => false): Promise<SandboxOutcome> {
     if (this.#ahead !== undefined) clearImmediate(this.#ahead);
     this.#ahead = undefined;
     switch (task.kind) {
@@ -58,14 +65,14 @@ export class IsolateRunner {
         return { ok: true, json: '"pong"', usage: NO_USAGE };
       case 'describe':
         // Describing loads the module in a throwaway isolate: no tenant's isolate is touched.
-        return this.#inRealm(task.plugin, undefined, taskBudget(task), 0, (isolate, start) => answered(isolate, start(['describe'])));
+        return this.#inRealm(task.plugin, undefined, taskBudget(task), 0, (isolate, start) => answered(isolate, start(['describe'])), cancelled);
       case 'classify': {
         const callsJson = JSON.stringify(task.calls);
-        return this.#inRealm(task.plugin, task.tenant, taskBudget(task), callsJson.length, (isolate, start) => answered(isolate, start(['classify', callsJson])));
+        return this.#inRealm(task.plugin, task.tenant, taskBudget(task), callsJson.length, (isolate, start) => answered(isolate, start(['classify', callsJson])), cancelled);
       }
       case 'call': {
         const call = callTaskBody(task, this.#calls, capabilities);
-        const outcome = await this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, call.body);
+        const outcome = await this.#inRealm(task.plugin, task.tenant, task.plugin.limits, task.argsJson.length, call.body, cancelled);
         // What the plugin's console said, attached to the outcome however the call ended.
         const logs = call.logs();
         const requests = call.requests();
@@ -79,15 +86,15 @@ export class IsolateRunner {
     }
   }
 
-  async #inRealm(plugin: PluginSpec, tenant: string | undefined, budget: Budget, bytesIn: number, body: Body): Promise<SandboxOutcome> {
+  async #inRealm(plugin: PluginSpec, tenant: string | undefined, budget: Budget, bytesIn: number, body: Body, cancelled: () => boolean): Promise<SandboxOutcome> {
     let slot: IsolateSlot;
     try {
-      slot = tenant === undefined ? this.#slots.throwaway(plugin) : this.#slots.forTenant(tenant, plugin);
+      slot = tenant === undefined ? this.#slots.throwaway(plugin, { tenant: LOADING_TENANT, plugin: plugin.name }) : this.#slots.forTenant(tenant, plugin);
     } catch (error) {
       return { ok: false, code: 'SANDBOX_CRASH', message: `could not create an isolate (${(error as Error).message})`, usage: NO_USAGE };
     }
     const { isolate } = slot;
-    const watchdog = new Watchdog(isolate, budget, plugin.limits.memoryMb);
+    const watchdog = new Watchdog(isolate, budget, plugin.limits.memoryMb, cancelled);
     const useWarm = tenant !== undefined && plugin.realm === 'warm';
     const cleanups: (() => void)[] = [];
     /** Every task this call started in the isolate: after a kill, they tell when it really stopped. */
@@ -131,7 +138,7 @@ export class IsolateRunner {
       // A kill for CPU or time stops a task at once, unless a builtin ignores termination. (At the
       // heap limit isolated-vm disposes the isolate itself, and from Node 24 may never settle the
       // task: that is no zombie.)
-      if (tenant !== undefined && (watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall')) this.#watchForZombie(started, { tenant, plugin: plugin.name });
+      if (watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall' || watchdog.killedFor === 'cancel') this.#watchForZombie(started, { tenant: tenant ?? LOADING_TENANT, plugin: plugin.name });
       if (tenant === undefined) disposeQuietly(isolate);
       else this.#buildAhead([
         // The next fresh call of this tenant finds its realm built.

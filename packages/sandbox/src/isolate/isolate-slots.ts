@@ -100,8 +100,8 @@ export class IsolateSlots {
     return ready === undefined || ready.isolate.isDisposed ? undefined : ready;
   }
 
-  /** An isolate that belongs to no tenant (describing a plugin), disposed by whoever asked. */
-  throwaway(plugin: PluginSpec): IsolateSlot {
+  /** An isolate that belongs to no tenant yet (describing a plugin: `owner` says whose blame it is), disposed by whoever asked. */
+  throwaway(plugin: PluginSpec, owner?: IsolateOwner): IsolateSlot {
     if (this.#failNext) {
       this.#failNext = false;
       throw new Error('injected fault: isolate creation failed');
@@ -120,7 +120,7 @@ export class IsolateSlots {
         }
       },
     });
-    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner: undefined };
+    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner };
     return slot;
   }
 

@@ -148,7 +148,8 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, linkGlob
     let bytes = 2;
     for (let i = 0; i < text.length && bytes <= stopAt; i += 1) {
       const c = apply(charCodeAt, text, [i]) as number;
-      if (c === 0x22 || c === 0x5c) bytes += 2;
+      // JSON writes \b \t \n \f \r (and \" \\) in two bytes, the other controls as \u00XX.
+      if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d) bytes += 2;
       else if (c < 0x20) bytes += 6;
       else if (c < 0x80) bytes += 1;
       else if (c < 0x800) bytes += 2;

@@ -103,9 +103,13 @@ export class Watchdog {
   #stopped = false;
   #expire!: (reason: Error) => void;
 
-  constructor(isolate: ivm.Isolate, budget: Budget, memoryMb: number) {
+  readonly #cancelled: () => boolean;
+
+  /** `cancelled` says whether the task's caller cancelled it: looked at on every sweep, it stops the isolate (ABORTED). */
+  constructor(isolate: ivm.Isolate, budget: Budget, memoryMb: number, cancelled: () => boolean = () => false) {
     this.#isolate = isolate;
     this.#budget = budget;
+    this.#cancelled = cancelled;
     this.#memoryLimitBytes = memoryMb * 1024 * 1024;
     this.#cpuStart = isolate.cpuTime;
     this.expired = new Promise<never>((_, reject) => {
@@ -118,6 +122,7 @@ export class Watchdog {
 
   /** One look at the budget, from this thread's sweep: the deadline, an isolate gone, the CPU used. */
   check(): void {
+    if (this.#cancelled()) return this.kill('cancel');
     if (this.wallMs() >= this.#budget.timeoutMs) return this.judge('wall');
     if (this.#isolate.isDisposed) {
       this.#disposedAt ??= performance.now();

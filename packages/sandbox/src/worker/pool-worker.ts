@@ -13,8 +13,9 @@ import { BLAME_FILE_ENV } from '../host/child-protocol.js';
 import { writeFileSync } from 'node:fs';
 
 /** The pool's shared start clocks and queue gauge (InProcessHost passes them as workerData). */
-const shared = workerData as { clocks?: SharedArrayBuffer; queue?: SharedArrayBuffer; zombies?: string; contextLock?: SharedArrayBuffer } | undefined;
+const shared = workerData as { clocks?: SharedArrayBuffer; cancels?: SharedArrayBuffer; queue?: SharedArrayBuffer; zombies?: string; contextLock?: SharedArrayBuffer } | undefined;
 const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
+const cancelSlots = shared?.cancels === undefined ? undefined : new Int32Array(shared.cancels);
 const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
 // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
 // Only in a sandbox process of our own (the pool's host shares the lock): this flips a V8 flag for the whole process.
@@ -66,12 +67,21 @@ function overPort(port: MessagePort): { handler: CapabilityHandler; close: () =>
   };
 }
 
+/** Whether the task's caller cancelled it (host/task-backstop.ts): read by the watchdog on every sweep. */
+function cancelFlag(clock: PoolTask['clock']): () => boolean {
+  if (typeof clock === 'number') return () => cancelSlots !== undefined && Atomics.load(cancelSlots, clock) === 1;
+  const flag = clock.byteLength >= 12 ? new Int32Array(clock, 8, 1) : undefined;
+  return () => flag !== undefined && Atomics.load(flag, 0) === 1;
+}
+
 export default async function runSandboxTask({ task, capabilityPort, clock }: PoolTask): Promise<SandboxOutcome> {
   stampStart(clock);
+  const cancelled = cancelFlag(clock);
+  if (cancelled()) return { ok: false, code: 'ABORTED', message: 'cancelled while running', usage: NO_USAGE };
   if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault, { tenant: task.tenant, plugin: task.plugin.name });
   const bridge = capabilityPort === undefined ? undefined : overPort(capabilityPort);
   try {
-    return await runner.run(task, bridge?.handler);
+    return await runner.run(task, bridge?.handler, cancelled);
   } catch (error) {
     return { ok: false, code: 'SANDBOX_CRASH', message: `the sandbox worker failed (${error instanceof Error ? error.message : 'unknown'})`, usage: NO_USAGE };
   } finally {
