@@ -1,7 +1,7 @@
 // A Piscina pool of isolate workers inside this process. isolated-vm needs
 // --no-node-snapshot on Node 20+, so this refuses to start without it.
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
+import { Piscina, queueOptionsSymbol } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
@@ -17,7 +17,7 @@ export interface InProcessHostOptions extends PoolOptions {
    */
   readonly ownProcess?: boolean;
 }
-import { TaskBackstop, taskTimeoutMs } from './task-backstop.js';
+import { TaskBackstop, taskTimeoutMs, type DispatchMark } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
 import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
 
@@ -83,6 +83,17 @@ export class InProcessHost implements SandboxHost {
       // collects that garbage long before the process's memory ceiling; a worker that still
       // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      // Piscina's own choice for abortable tasks, one per worker (the first idle worker), which
+      // also marks the task handed over: a cancel after that never goes through Piscina.
+      loadBalancer: (task, workers) => {
+        for (const worker of workers) {
+          if (worker.currentUsage !== 0) continue;
+          const mark = (task as unknown as Record<symbol, unknown>)[queueOptionsSymbol] as DispatchMark | null | undefined;
+          if (mark !== null && mark !== undefined) mark.dispatched = true;
+          return worker;
+        }
+        return null;
+      },
       workerData: { clocks: this.#backstop.clocks, cancels: this.#backstop.cancels, queue: this.#queue.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
     });
   }
@@ -103,6 +114,8 @@ export class InProcessHost implements SandboxHost {
     this.#queue.submitted();
     try {
       const poolTask: PoolTask = channel === undefined ? { task, clock: backstop.clock } : { task, clock: backstop.clock, capabilityPort: channel.port2 };
+      // Symbol-keyed: Piscina hands it to the balancer and never clones it to the worker.
+      (poolTask as unknown as Record<symbol, unknown>)[queueOptionsSymbol] = backstop.dispatch;
       const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;

@@ -54,7 +54,18 @@ class TaskSignal {
   }
 }
 
+/**
+ * Set by the pool's balancer when it hands the task to a worker (InProcessHost): from then on
+ * a cancel is the worker's to carry out (the flag), never Piscina's (it would terminate the
+ * worker, even one still starting, which can abort the process).
+ */
+export interface DispatchMark {
+  dispatched: boolean;
+}
+
 export interface ArmedTask {
+  /** For the pool's balancer to mark (see DispatchMark). */
+  readonly dispatch: DispatchMark;
   /** Aborts when the task overran, or when the caller's signal does: the one signal to hand Piscina. */
   readonly signal: TaskSignal;
   /** Where the worker stamps the task's start. */
@@ -114,15 +125,17 @@ export class TaskBackstop {
     // Piscina would terminate the worker of a running task, and a worker terminated inside an
     // isolated-vm call can abort the whole process (an attacker cancelling its own calls in a
     // loop did, taking its neighbours' calls down).
+    const dispatch: DispatchMark = { dispatched: false };
     const cancel = (): void => {
       markCancelled();
-      if (startedAt() === 0) signal.abort(caller?.reason);
+      if (!dispatch.dispatched) signal.abort(caller?.reason);
     };
     if (caller?.aborted === true) cancel();
     const unwatch = caller === undefined || caller.aborted ? undefined : onAbort(caller, cancel);
     return {
       signal,
       clock,
+      dispatch,
       fired: () => armed.fired,
       started: () => startedAt() !== 0,
       stop: () => {

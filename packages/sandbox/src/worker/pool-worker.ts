@@ -4,7 +4,7 @@ import { IsolateRunner } from '../isolate/isolate-runner.js';
 import type { IsolateOwner } from '../isolate/isolate-slots.js';
 import { BroadcastChannel, workerData, type MessagePort } from 'node:worker_threads';
 import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
-import { NO_USAGE } from './worker-protocol.js';
+import { NO_USAGE, NOT_DISPATCHED } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { QueueReader } from '../host/queue-gauge.js';
 import { shareContextLock } from '../isolate/context-lock.js';
@@ -77,7 +77,8 @@ function cancelFlag(clock: PoolTask['clock']): () => boolean {
 export default async function runSandboxTask({ task, capabilityPort, clock }: PoolTask): Promise<SandboxOutcome> {
   stampStart(clock);
   const cancelled = cancelFlag(clock);
-  if (cancelled()) return { ok: false, code: 'ABORTED', message: 'cancelled while running', usage: NO_USAGE };
+  // Cancelled while it was on its way here: none of its code ran.
+  if (cancelled()) return NOT_DISPATCHED;
   if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault, { tenant: task.tenant, plugin: task.plugin.name });
   const bridge = capabilityPort === undefined ? undefined : overPort(capabilityPort);
   try {
