@@ -7,6 +7,11 @@ import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
+import { TaskBackstop, taskTimeoutMs, type DispatchMark } from './task-backstop.js';
+import { QueueGauge } from './queue-gauge.js';
+import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
+
+const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 
 export interface InProcessHostOptions extends PoolOptions {
   /** A worker killed a call's isolate that went on running past ZOMBIE_MS (isolate/isolate-runner.ts): whose it was. */
@@ -17,11 +22,7 @@ export interface InProcessHostOptions extends PoolOptions {
    */
   readonly ownProcess?: boolean;
 }
-import { TaskBackstop, taskTimeoutMs, type DispatchMark } from './task-backstop.js';
-import { QueueGauge } from './queue-gauge.js';
-import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
 
-const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 const DISPOSAL_SETTLE_MS = 250;
 /** Time for a build-ahead step already running in a worker to finish before the pool is destroyed. */
 const BUILD_AHEAD_SETTLE_MS = 50;
