@@ -3,10 +3,9 @@
 // a process abort costs only its own shard; a repeat offender is quarantined.
 import { createEngine, defineTool, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
 import { createCodeMode, createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
-import { createTestSandbox, sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
-import { rm } from 'node:fs/promises';
+import { sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pluginFolder } from './support/plugin-harness.js';
+import { openTestSandbox } from './support/plugin-harness.js';
 
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const cleanups: (() => Promise<void>)[] = [];
@@ -15,14 +14,9 @@ afterEach(async () => {
 });
 
 async function setup(options: SandboxOptions & TestingHooks, observers: Parameters<typeof createEngine>[0]['observers'] = {}): Promise<{ sandbox: Sandbox; engine: Engine }> {
-  const dir = await pluginFolder('plugins/timed.js', { name: 'timed', limits: { cpuMs: 10_000, timeoutMs: 20_000 } });
-  const sandbox = createTestSandbox(options);
-  cleanups.push(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-  await sandbox.loadPlugins([dir]);
-  return { sandbox, engine: createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule, observers }) };
+  const opened = await openTestSandbox('plugins/timed.js', { name: 'timed', limits: { cpuMs: 10_000, timeoutMs: 20_000 } }, options, observers);
+  cleanups.push(opened.close);
+  return opened;
 }
 
 const timed = (id: string, ms: number): ToolCallRequest => ({ id, name: 'timed', arguments: JSON.stringify({ ms }) });

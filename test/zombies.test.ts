@@ -6,12 +6,11 @@
 //   isolate's owner first, so the neighbour in flight then is a victim, never a suspect.
 import { createEngine, type Engine, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
 import { createSandbox, type Sandbox } from '@airlock/sandbox';
-import { createTestSandbox, sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
+import { sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
 import type { SandboxOptions } from '@airlock/sandbox';
 import { readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pluginFolder } from './support/plugin-harness.js';
+import { openTestSandbox } from './support/plugin-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -19,14 +18,9 @@ afterEach(async () => {
 });
 
 async function setup(fixture: string, manifest: Record<string, unknown>, options: SandboxOptions & TestingHooks, observers: Parameters<typeof createEngine>[0]['observers'] = {}): Promise<{ sandbox: Sandbox; engine: Engine }> {
-  const dir = await pluginFolder(fixture, manifest);
-  const sandbox = createTestSandbox(options);
-  cleanups.push(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-  await sandbox.loadPlugins([dir]);
-  return { sandbox, engine: createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule, observers }) };
+  const opened = await openTestSandbox(fixture, manifest, options, observers);
+  cleanups.push(opened.close);
+  return opened;
 }
 
 const code = (result: ToolResult | undefined): string => (result === undefined ? 'missing' : result.isError ? (result as ToolFailure).error.code : 'ok');

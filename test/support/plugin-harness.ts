@@ -2,6 +2,7 @@
 // through the real engine and sandbox, exactly as a user would.
 import { createEngine, type Engine, type JsonValue, type ToolResult } from '@airlock/core';
 import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
+import { createTestSandbox, type TestingHooks } from '@airlock/sandbox/testing';
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,4 +61,29 @@ export async function harness(fixture: string, limits: HarnessLimits = {}, optio
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One fixture plugin in a test sandbox (fault injection and other testing hooks allowed),
+ * and an engine over it with the sandbox's classifiers: for tests of tenancy and faults.
+ */
+export async function openTestSandbox(
+  fixture: string,
+  manifest: Record<string, unknown>,
+  options: SandboxOptions & TestingHooks,
+  observers: Parameters<typeof createEngine>[0]['observers'] = {},
+): Promise<{ sandbox: Sandbox; engine: Engine; close: () => Promise<void> }> {
+  const dir = await pluginFolder(fixture, manifest);
+  const sandbox = createTestSandbox(options);
+  const close = async (): Promise<void> => {
+    await sandbox.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await sandbox.loadPlugins([dir]);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { sandbox, engine: createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule, observers }), close };
 }

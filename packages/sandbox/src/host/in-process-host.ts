@@ -56,8 +56,8 @@ export class InProcessHost implements SandboxHost {
 
   constructor(options: InProcessHostOptions = {}) {
     assertSnapshotFlag();
-    const zombieChannel = `airlock-zombies-${randomUUID()}`;
-    if (options.onZombie !== undefined) {
+    const zombieChannel = options.onZombie === undefined ? undefined : `airlock-zombies-${randomUUID()}`;
+    if (options.onZombie !== undefined && zombieChannel !== undefined) {
       const onZombie = options.onZombie;
       this.#zombies = new BroadcastChannel(zombieChannel);
       this.#zombies.unref();
@@ -95,7 +95,7 @@ export class InProcessHost implements SandboxHost {
         }
         return null;
       },
-      workerData: { clocks: this.#backstop.clocks, cancels: this.#backstop.cancels, queue: this.#queue.buffer, ...(options.onZombie === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
+      workerData: { clocks: this.#backstop.clocks, cancels: this.#backstop.cancels, queue: this.#queue.buffer, ...(zombieChannel === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
     });
   }
 

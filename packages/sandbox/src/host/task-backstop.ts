@@ -7,15 +7,15 @@
 // buffer per task: workers stamp a start time into a slot of one buffer shared with the
 // pool, and one sweep a pool checks every armed task.
 import { onAbort } from '@airlock/core';
-import type { SandboxTask } from '../worker/worker-protocol.js';
+import { OWN_CLOCK_CANCEL_OFFSET, type SandboxTask } from '../worker/worker-protocol.js';
 import { taskBudget } from '../isolate/task-budgets.js';
 
 /** Beyond the task's own wall-clock budget, before the worker is given up on. */
 export const BACKSTOP_GRACE_MS = 1000;
 /** How often armed tasks are checked; small beside the grace. */
 const SWEEP_MS = 100;
-/** A task's own clock when every slot is taken: its start time (Float64), then its cancel flag (Int32). */
-export const OWN_CLOCK_BYTES = 16;
+/** A task's own clock when every slot is taken: its start time (Float64), then its cancel flag (Int32) at OWN_CLOCK_CANCEL_OFFSET. */
+const OWN_CLOCK_BYTES = 16;
 /** Start-time slots shared with the workers; more tasks in flight than this get a buffer of their own. */
 const CLOCK_SLOTS = 1024;
 
@@ -104,12 +104,11 @@ export class TaskBackstop {
     let startedAt: () => number;
     let markCancelled: () => void;
     if (slot === undefined) {
-      // A buffer of its own: the start time (Float64), then the cancel flag (Int32) at byte 8.
       const buffer = new SharedArrayBuffer(OWN_CLOCK_BYTES);
       const own = new Float64Array(buffer, 0, 1);
       clock = buffer;
       startedAt = () => own[0] ?? 0;
-      markCancelled = () => Atomics.store(new Int32Array(buffer, 8, 1), 0, 1);
+      markCancelled = () => Atomics.store(new Int32Array(buffer, OWN_CLOCK_CANCEL_OFFSET, 1), 0, 1);
     } else {
       this.#times[slot] = 0;
       Atomics.store(this.#cancelled, slot, 0);

@@ -32,9 +32,9 @@ export interface IsolateRunnerOptions {
  * call of any tenant shares, so a module whose top level takes its process down strikes
  * neither the tenants in flight then nor anyone else.
  */
-export const LOADING_TENANT = '\u0000loading';
+const LOADING_TENANT = '\u0000loading';
 /** How long a killed isolate's tasks may take to stop before the isolate counts as a zombie. */
-export const ZOMBIE_MS = 1000;
+const ZOMBIE_MS = 1000;
 
 export class IsolateRunner {
   readonly #slots: IsolateSlots;

@@ -4,7 +4,7 @@ import { IsolateRunner } from '../isolate/isolate-runner.js';
 import type { IsolateOwner } from '../isolate/isolate-slots.js';
 import { BroadcastChannel, workerData, type MessagePort } from 'node:worker_threads';
 import type { CapabilityHandler, CapabilityReply, Fault, PoolTask, SandboxOutcome } from './worker-protocol.js';
-import { NO_USAGE, NOT_DISPATCHED } from './worker-protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, OWN_CLOCK_CANCEL_OFFSET } from './worker-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { QueueReader } from '../host/queue-gauge.js';
 import { shareContextLock } from '../isolate/context-lock.js';
@@ -70,8 +70,8 @@ function overPort(port: MessagePort): { handler: CapabilityHandler; close: () =>
 /** Whether the task's caller cancelled it (host/task-backstop.ts): read by the watchdog on every sweep. */
 function cancelFlag(clock: PoolTask['clock']): () => boolean {
   if (typeof clock === 'number') return () => cancelSlots !== undefined && Atomics.load(cancelSlots, clock) === 1;
-  const flag = clock.byteLength >= 12 ? new Int32Array(clock, 8, 1) : undefined;
-  return () => flag !== undefined && Atomics.load(flag, 0) === 1;
+  const flag = new Int32Array(clock, OWN_CLOCK_CANCEL_OFFSET, 1);
+  return () => Atomics.load(flag, 0) === 1;
 }
 
 export default async function runSandboxTask({ task, capabilityPort, clock }: PoolTask): Promise<SandboxOutcome> {

@@ -31,6 +31,9 @@ export interface PoolTask {
   readonly clock: number | SharedArrayBuffer;
 }
 
+/** In a task's own clock buffer (every shared slot taken): the cancel flag's byte offset, after the start time. */
+export const OWN_CLOCK_CANCEL_OFFSET = 8;
+
 /** Answers a capability call of the running task; rejects (with no detail for the plugin) on failure. */
 export type CapabilityHandler = (name: string, json: string) => Promise<string>;
 
