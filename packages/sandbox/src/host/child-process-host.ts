@@ -155,10 +155,12 @@ export class ChildProcessHost implements SandboxHost {
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
       const culprit = readBlame(blameFile);
-      if (!this.#closed && culprit !== undefined) {
-        // Certain: the child named whose isolate took it down; the calls in flight are its victims.
-        if (!child.pinned) this.#options.onCrash?.([culprit]);
-      } else if (!this.#closed && !child.pinned && child.tasks.size > 0) this.#options.onCrash?.(child.tasks.contexts().map((inFlight) => inFlight.owner));
+      if (!this.#closed && !child.pinned) {
+        // Named by the child, the culprit is certain and the calls in flight are its victims;
+        // unnamed, every pair in flight is blamed (quarantine decides what that is worth).
+        if (culprit !== undefined) this.#options.onCrash?.([culprit]);
+        else if (child.tasks.size > 0) this.#options.onCrash?.(child.tasks.contexts().map((inFlight) => inFlight.owner));
+      }
       child.tasks.failAll(`the sandbox process ${why} during the call`);
     });
     return child;

@@ -17,7 +17,6 @@ const shared = workerData as { clocks?: SharedArrayBuffer; cancels?: SharedArray
 const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
 const cancelSlots = shared?.cancels === undefined ? undefined : new Int32Array(shared.cancels);
 const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
-// Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
 // Only in a sandbox process of our own (the pool's host shares the lock): this flips a V8 flag for the whole process.
 if (shared?.contextLock !== undefined) shareContextLock(shared.contextLock);
 const collector = shared?.contextLock === undefined ? undefined : HeapCollector.borrow();
@@ -25,6 +24,7 @@ const collector = shared?.contextLock === undefined ? undefined : HeapCollector.
 const zombies = shared?.zombies === undefined ? undefined : new BroadcastChannel(shared.zombies);
 zombies?.unref();
 const runner = new IsolateRunner({
+  // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
   nothingQueued: () => queue?.nothingQueued() ?? false,
   zombie: (pair) => zombies?.postMessage(pair),
   // The process aborts right after this: a file is the one report that outlives it. The
