@@ -8,7 +8,7 @@
 // so a reader sees the old content or the new, never half. Quotas count the whole folder.
 import type { JsonObject, JsonValue } from '@airlock/core';
 import { randomBytes } from 'node:crypto';
-import { constants, existsSync } from 'node:fs';
+import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, opendir, realpath, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, relative, isAbsolute, sep } from 'node:path';
 import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
@@ -22,6 +22,9 @@ export const DEFAULT_WORKSPACE_MAX_FILES = 10_000;
 /** A read answers within the capability channel's 1 MiB, JSON escapes included. */
 const MAX_READ_BYTES = 512 * 1024;
 const MAX_LIST_ENTRIES = 1000;
+/** A read racing the tenant's own write of the same file (replaced by rename) opens again, this many times at most. */
+const SAME_FILE_ATTEMPTS = 3;
+const FILE_CHANGED = 'workspace file changed';
 
 export interface WorkspaceQuota {
   readonly maxBytes: number;
@@ -78,12 +81,8 @@ class Workspace {
     const root = await this.#tenantRoot(context.tenant);
     await using parent = await directory(root, segments.slice(0, -1), false);
     const file = parent.child(segments.at(-1) as string);
-    // O_NONBLOCK: a FIFO planted in the folder must not hang the host.
-    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const { handle, info } = await openSame(file, root);
     try {
-      const info = await handle.stat();
-      if (!info.isFile()) throw new CapabilityRefusal('not a file');
-      await assertSame(handle, file, root);
       if (info.size > MAX_READ_BYTES) throw new CapabilityRefusal(`file larger than ${MAX_READ_BYTES} bytes`);
       const buffer = Buffer.alloc(info.size);
       const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
@@ -270,12 +269,33 @@ async function directory(root: string, segments: readonly string[], create: bool
   }
 }
 
+/**
+ * Opens the file at `path` for reading as the file the path names, inside the root. A write
+ * of the same file replaces it by rename; one that lands between the open and the check is
+ * a race with the tenant's own write, not an attack: the read opens again (a few times).
+ */
+async function openSame(path: string, root: string): Promise<{ handle: FileHandle; info: Stats }> {
+  for (let attempt = 1; ; attempt += 1) {
+    // O_NONBLOCK: a FIFO planted in the folder must not hang the host.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw new CapabilityRefusal('not a file');
+      await assertSame(handle, path, root);
+      return { handle, info };
+    } catch (error) {
+      await handle.close();
+      if (attempt >= SAME_FILE_ATTEMPTS || !(error instanceof CapabilityRefusal) || error.message !== FILE_CHANGED) throw error;
+    }
+  }
+}
+
 /** What the handle holds is the file at this path now, and that path is inside the root. */
 async function assertSame(handle: FileHandle, path: string, root: string): Promise<void> {
   const real = await realpath(path);
   if (!inside(root, real)) throw new CapabilityRefusal('outside the workspace');
   const [opened, named] = await Promise.all([handle.stat(), stat(real)]);
-  if (opened.ino !== named.ino || opened.dev !== named.dev) throw new CapabilityRefusal('workspace file changed');
+  if (opened.ino !== named.ino || opened.dev !== named.dev) throw new CapabilityRefusal(FILE_CHANGED);
 }
 
 function inside(root: string, path: string): boolean {
