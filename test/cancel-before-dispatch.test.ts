@@ -137,3 +137,39 @@ for (const mode of ['process', 'in-process'] as const) {
     expect(await value('w')).toBe(2);
   });
 }
+
+// A capability that answers the moment its call is cancelled (as a host capability that ends
+// its work on the call's signal does): the answer races the cancel to the plugin. The engine
+// answers ABORTED at once either way; what the sandbox did with the call comes later, and the
+// plugin must not have gone on with the answer and finished behind its caller's back.
+for (const mode of ['process', 'in-process'] as const) {
+  it(`a capability answer that races the cancel never reaches the plugin: the call is stopped, not finished (${mode} mode)`, async () => {
+    let running: () => void = () => undefined;
+    let settled: (outcome: string) => void = () => undefined;
+    const capabilities: Record<string, Capability> = {
+      'kv.slow': (_argument, context) => {
+        running();
+        return new Promise((resolve) => context.signal.addEventListener('abort', () => resolve('answered'), { once: true }));
+      },
+    };
+    const dir = await pluginFolder('plugins/count-and-wait.js', { name: 'counter', capabilities: ['kv.slow'], limits: { timeoutMs: 20_000, cpuMs: 1000 } });
+    const sandbox = createSandbox({ mode, threads: 1, ...(mode === 'process' ? { processes: 1 } : {}), capabilities });
+    cleanups.push(async () => {
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    await sandbox.loadPlugins([dir]);
+    const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, observers: { onLateSettlement: ({ outcome }) => settled(outcome) } });
+    for (let round = 0; round < 5; round += 1) {
+      const started = new Promise<void>((resolve) => (running = resolve));
+      const late = new Promise<string>((resolve) => (settled = resolve));
+      const controller = new AbortController();
+      const waiting = engine.run([call(`c${round}`, 'wait')], { tenant: 'c', signal: controller.signal });
+      await started;
+      controller.abort();
+      expect(code((await waiting)[0])).toBe('ABORTED');
+      // 'fulfilled' would mean the plugin took the answer and returned.
+      expect(await late).toBe('rejected');
+    }
+  });
+}

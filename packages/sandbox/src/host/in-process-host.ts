@@ -5,7 +5,7 @@ import { Piscina, queueOptionsSymbol } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
-import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityReply, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, taskTimeoutMs, type DispatchMark } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
@@ -104,10 +104,17 @@ export class InProcessHost implements SandboxHost {
     // A call of a plugin granted capabilities gets a port to ask on, answered here.
     const channel = task.kind === 'call' && task.plugin.capabilities.length > 0 && capabilities !== undefined ? new MessageChannel() : undefined;
     if (channel !== undefined && capabilities !== undefined) {
+      // Once the caller has cancelled, the call is over for it: nothing more is asked or
+      // answered, so the plugin waits where it is until its isolate is stopped (ABORTED)
+      // instead of going on with an answer that raced the cancel.
+      const answer = (reply: CapabilityReply): void => {
+        if (signal?.aborted !== true) channel.port1.postMessage(reply);
+      };
       channel.port1.on('message', (request: CapabilityRequest) => {
+        if (signal?.aborted === true) return;
         capabilities(request.name, request.json).then(
-          (json) => channel.port1.postMessage({ id: request.id, ok: true, json }),
-          () => channel.port1.postMessage({ id: request.id, ok: false }),
+          (json) => answer({ id: request.id, ok: true, json }),
+          () => answer({ id: request.id, ok: false }),
         );
       });
     }
