@@ -36,9 +36,8 @@ describe('CallRegistry', () => {
     const a = registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, granted: new Set(['kv.get']), capabilities: handlerOfA, start: () => Promise.resolve() });
     registry.close(a);
     registry.open({ isolate: realm.isolate as unknown as ivm.Isolate, granted: new Set(['kv.get']), capabilities: handlerOfB, start: () => Promise.resolve() });
-    const receive = registry.reference.deref() as (...args: unknown[]) => void;
-    receive('capability', a.token, 1, 'kv.get', '{}');
-    receive('capability', 'not-a-token', 2, 'kv.get', '{}');
+    registry.receive('capability', a.token, 1, 'kv.get', '{}');
+    registry.receive('capability', 'not-a-token', 2, 'kv.get', '{}');
     await flush();
     expect(handlerOfA).not.toHaveBeenCalled();
     expect(handlerOfB).not.toHaveBeenCalled();

@@ -25,7 +25,7 @@ export function compileRealmGlobals(isolate: ivm.Isolate): ivm.Script {
 }
 
 /**
- * Installs the helpers in a new context, before the host's Reference is put there (this
+ * Installs the helpers in a new context, before the host's function is put there (this
  * code never sees it). The seed is 32 bytes from the OS CSPRNG, crossing as a plain hex
  * string: every realm, spares included, gets its own random stream.
  */

@@ -39,7 +39,7 @@ const ZOMBIE_MS = 1000;
 export class IsolateRunner {
   readonly #slots: IsolateSlots;
   readonly #calls = new CallRegistry();
-  readonly #realms = new RealmSupply(this.#calls.reference);
+  readonly #realms = new RealmSupply(this.#calls.callback);
   readonly #nothingQueued: () => boolean;
   readonly #zombie: NonNullable<IsolateRunnerOptions['zombie']>;
   /** A build-ahead step is scheduled; the next task cancels what is left of it. */

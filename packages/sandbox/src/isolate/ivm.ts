@@ -41,6 +41,7 @@ declare namespace ivm {
   export type Script = IsolatedVM.Script;
   export type Module = IsolatedVM.Module;
   export type Reference<T = unknown> = IsolatedVM.Reference<T>;
+  export type Callback = IsolatedVM.Callback;
   export type ExternalCopy<T = unknown> = IsolatedVM.ExternalCopy<T>;
 }
 

@@ -8,12 +8,12 @@ import type { PluginSpec } from '../worker/worker-protocol.js';
 import { buildRealm, compileBootstrap, releaseRealm, type Realm } from './realm.js';
 
 export class RealmSupply {
-  /** The Reference every realm's bootstrap keeps: the host end of the call registry. */
-  readonly #host: ivm.Reference;
+  /** The host function every realm's bootstrap keeps: the host end of the call registry. */
+  readonly #host: ivm.Callback;
   /** V8's code cache for plugin modules, shared by every isolate of this thread. */
   readonly #codeCache = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
 
-  constructor(host: ivm.Reference) {
+  constructor(host: ivm.Callback) {
     this.#host = host;
   }
 

@@ -13,7 +13,7 @@ import { withContextLock } from './context-lock.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { Watchdog } from './watchdog.js';
 
-/** Where the host puts its Reference for the bootstrap to take (and delete). */
+/** Where the host puts its function for the bootstrap to take (and delete). */
 const HOST_GLOBAL = '__airlock_host';
 /** Where the bootstrap leaves its entry for the host to take (and delete). */
 const ENTRY_GLOBAL = '__airlock_entry';
@@ -51,10 +51,10 @@ export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.
  * Builds a realm with isolated-vm's synchronous API. Only ever called on an idle isolate:
  * no plugin code runs outside a call, so nothing can hold the isolate's lock here.
  */
-export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlobals: ivm.Script, plugin: PluginSpec, host: ivm.Reference, codeCache: Map<string, ivm.ExternalCopy<ArrayBuffer>>): Realm {
+export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlobals: ivm.Script, plugin: PluginSpec, host: ivm.Callback, codeCache: Map<string, ivm.ExternalCopy<ArrayBuffer>>): Realm {
   const context = withContextLock(() => isolate.createContextSync());
   try {
-    // The standard helpers first, before the host's Reference is on the global.
+    // The standard helpers first, before the host's function is on the global.
     installRealmGlobals(context, realmGlobals);
     context.global.setSync(HOST_GLOBAL, host);
     bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS });
