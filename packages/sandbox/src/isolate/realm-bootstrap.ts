@@ -20,6 +20,9 @@
  */
 type HostFunction = (kind: string, token: string, a: string | number, b?: string, c?: string) => void;
 
+/** What the host calls in a realm: a call, a classification, a description, or a capability answer. */
+type RealmEntry = (mode: string, a: unknown, b: unknown, c: unknown, d: unknown, e: unknown) => string | undefined;
+
 interface Waiter {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
@@ -28,7 +31,7 @@ interface Waiter {
 
 type Descriptor = Record<string, unknown>;
 
-export function realmBootstrap(hostGlobal: string, entryGlobal: string, linkGlobal: string, capabilityNamesJson: string, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): void {
+export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): RealmEntry {
   'use strict';
   const g = globalThis as unknown as Record<string, unknown>;
   const apply = Reflect.apply;
@@ -413,5 +416,6 @@ export function realmBootstrap(hostGlobal: string, entryGlobal: string, linkGlob
     return describe(namespace);
   }
 
-  defineProperty(g, entryGlobal, { value: entry, configurable: true, enumerable: false, writable: false });
+  // The script's completion value: the host takes it as a Reference, and it is never on the global.
+  return entry;
 }

@@ -15,8 +15,6 @@ import type { Watchdog } from './watchdog.js';
 
 /** Where the host puts its function for the bootstrap to take (and delete). */
 const HOST_GLOBAL = '__airlock_host';
-/** Where the bootstrap leaves its entry for the host to take (and delete). */
-const ENTRY_GLOBAL = '__airlock_entry';
 /**
  * Where the bootstrap leaves its link function for LINK_SOURCE. The plugin's top level runs
  * first and may find it: calling it (it takes the first namespace only) or removing it gives
@@ -43,7 +41,7 @@ export interface Realm {
 
 /** The bootstrap as a script for one plugin's isolate: its grants and capability names baked in. */
 export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.Script {
-  const args = [HOST_GLOBAL, ENTRY_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
+  const args = [HOST_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
   return isolate.compileScriptSync(`(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`, { filename: 'airlock:bootstrap' });
 }
 
@@ -57,9 +55,8 @@ export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlo
     // The standard helpers first, before the host's function is on the global.
     installRealmGlobals(context, realmGlobals);
     context.global.setSync(HOST_GLOBAL, host);
-    bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS });
-    const entry = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference;
-    context.global.deleteSync(ENTRY_GLOBAL);
+    // The bootstrap's completion value is its entry function, never put on the global.
+    const entry = bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS, reference: true }) as ivm.Reference;
     const cachedData = codeCache.get(plugin.key);
     const pluginModule = isolate.compileModuleSync(plugin.source, {
       filename: `plugin:${plugin.name}`,
