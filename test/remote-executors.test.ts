@@ -19,8 +19,11 @@ const call = (id: string, name: string, args: Record<string, JsonValue> = { tag:
 function hostCapabilities() {
   const runs = new Map<string, number>();
   const started = new Map<string, () => void>();
+  /** Capability calls made for a call that had already ended or been cancelled: there must be none. */
+  const late = { count: 0 };
   const capabilities: Record<string, Capability> = {
-    mark: (argument) => {
+    mark: (argument, context) => {
+      if (context.signal.aborted) late.count += 1;
       const tag = (argument as { tag: string }).tag;
       runs.set(tag, (runs.get(tag) ?? 0) + 1);
       started.get(tag)?.();
@@ -35,6 +38,7 @@ function hostCapabilities() {
   return {
     capabilities,
     runs,
+    late,
     /** Resolves when the call tagged `tag` has started on some executor (its first capability request). */
     startOf: (tag: string) => new Promise<void>((resolve) => started.set(tag, resolve)),
   };
@@ -277,6 +281,32 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     controller.abort();
     expect(codes(await pending)).toEqual(['ABORTED']);
     expect(codes(await engine.run([call('next', 'echo')]))).toEqual(['ok']);
+  });
+
+  it('runs no capability of a cancelled call on the host, though its plugin asks on until the executor stops it', async () => {
+    await executor();
+    const { engine, startOf, late } = await remote();
+    const connection = await rawClient();
+    const results = new Map<string, () => void>();
+    // The executor's own answer for a call comes once its plugin was stopped: wait for it.
+    connection.subscribe('airlock.host.>', { callback: (_error, message) => {
+      const body = JSON.parse(new TextDecoder().decode(message.data)) as { type: string; token: string };
+      if (body.type === 'result') for (const resolve of results.values()) resolve();
+    } });
+    await connection.flush();
+    for (let round = 0; round < 10; round += 1) {
+      const tag = `chatter-${round}`;
+      const controller = new AbortController();
+      const started = startOf(tag);
+      const stopped = new Promise<void>((resolve) => results.set(tag, resolve));
+      const pending = engine.run([call(tag, 'chatter', { tag })], { signal: controller.signal });
+      await started;
+      controller.abort();
+      expect(codes(await pending)).toEqual(['ABORTED']);
+      await stopped;
+      results.delete(tag);
+    }
+    expect(late.count).toBe(0);
   });
 
   describe('a rogue member of the executors queue group', () => {

@@ -33,6 +33,9 @@ export function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<str
     counts.bytesIn += Buffer.byteLength(json, 'utf8');
     const capability = granted.has(name) ? offered.get(name) : undefined;
     if (capability === undefined) throw new Error(`capability ${name} is not granted`);
+    // The one door to the embedder's functions: once the call ended or its caller cancelled
+    // it, no request of it runs one, whichever host relayed it and however late it came.
+    if (context.signal.aborted) throw new Error(`capability ${name}: the call has ended`);
     const answer = await capability(JSON.parse(json) as JsonValue, context);
     const text = JSON.stringify(snapshotJson(answer === undefined ? null : answer, { label: `capability ${name}'s answer` }));
     counts.bytesOut += Buffer.byteLength(text, 'utf8');

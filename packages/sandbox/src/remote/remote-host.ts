@@ -300,9 +300,13 @@ export class RemoteHost implements SandboxHost {
           this.#respond(message, { ok: false, reason: 'the call has ended or has no capabilities' });
           return;
         }
+        // Once the caller cancelled, nothing more is asked or answered: the executor stops the
+        // plugin where it waits (ABORTED), and its request simply times out there.
+        const cancelled = (): boolean => live.signal?.aborted === true;
+        if (cancelled()) return;
         live.capabilities(body.name, body.json).then(
-          (json) => this.#respond(message, { ok: true, json }),
-          () => this.#respond(message, { ok: false, reason: 'refused' }),
+          (json) => cancelled() || this.#respond(message, { ok: true, json }),
+          () => cancelled() || this.#respond(message, { ok: false, reason: 'refused' }),
         );
         return;
       }
