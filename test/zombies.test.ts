@@ -72,6 +72,30 @@ describe('memory that crosses from isolates', () => {
   }, 60_000);
 });
 
+describe('memory parked in warm realms', () => {
+  it('tenants parking memory in idle warm realms are evicted before the process reaches its ceiling: they start cold, no call is lost', async () => {
+    const { sandbox, engine } = await setup('hostile/warm-hoard.js', { realm: 'warm', limits: { memoryMb: 128, cpuMs: 2000, timeoutMs: 10_000 } }, { threads: 2, processes: 1, processMemoryMb: 600 });
+    const held = { name: 'held', arguments: '{}' };
+    expect(code((await engine.run([{ id: 'v0', ...held }], { tenant: 'victim' }))[0])).toBe('ok');
+    const pids = sandboxProcessIds(sandbox);
+    const hoarders = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
+    // Each hoarder keeps 80 MiB in each of its two warm realms (one per thread): 960 MiB in
+    // all, against a process killed at 600.
+    for (const tenant of hoarders) {
+      const fills = await engine.run([{ id: 'a', name: 'fill', arguments: '{"mb":80}' }, { id: 'b', name: 'fill', arguments: '{"mb":80}' }], { tenant });
+      expect(fills.map(code)).toEqual(['ok', 'ok']);
+      expect(code((await engine.run([{ id: `v-${tenant}`, ...held }], { tenant: 'victim' }))[0])).toBe('ok');
+    }
+    expect(sandboxProcessIds(sandbox)).toEqual(pids);
+    // The hoarders paid with their warm state: what their realms still hold is far below what they filled.
+    let kept = 0;
+    for (const tenant of hoarders) {
+      for (const result of await engine.run([{ id: 'a', ...held }, { id: 'b', ...held }], { tenant })) kept += (result as unknown as { value: number }).value;
+    }
+    expect(kept).toBeLessThan(hoarders.length * 160 / 2);
+  }, 60_000);
+});
+
 describe('whose fault a process death is', () => {
   it('a process V8 aborts over one isolate names its owner first: the neighbour in flight is neither struck nor a suspect', async () => {
     const neighbour = neighbourOf('mallory');

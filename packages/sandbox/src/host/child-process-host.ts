@@ -8,11 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
-import { BLAME_FILE_ENV, THREADS_ENV, type FromChild, type ToChild, type WireTask } from './child-protocol.js';
+import { BLAME_FILE_ENV, CEILING_ENV, THREADS_ENV, type FromChild, type ToChild, type WireTask } from './child-protocol.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 import type { InFlightPair } from './crash-quarantine.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
+
+/** The child's resident-memory ceiling when the options name none, in MiB. */
+const DEFAULT_CEILING_MB = 2048;
+/** Blocks this large or larger are mapped on their own and unmapped when freed (glibc's default, kept fixed). */
+const MMAP_THRESHOLD_BYTES = 128 * 1024;
 
 const CHILD_FILE = new URL('./child-main.js', import.meta.url);
 
@@ -117,7 +122,7 @@ export class ChildProcessHost implements SandboxHost {
 
   #currentChild(): Child {
     if (this.#current !== undefined && !this.#current.retired) return this.#current;
-    const heapMb = Math.max(256, Math.floor((this.#options.processMemoryMb ?? 2048) / 2));
+    const heapMb = Math.max(256, Math.floor((this.#options.processMemoryMb ?? DEFAULT_CEILING_MB) / 2));
     // Where the child names the tenant whose isolate V8 lost control of, just before it aborts.
     const blameFile = join(tmpdir(), `airlock-blame-${process.pid}-${randomUUID()}`);
     const proc = fork(CHILD_FILE, [], {
@@ -125,7 +130,15 @@ export class ChildProcessHost implements SandboxHost {
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${heapMb}`],
       // stdout stays closed: an MCP server's stdout is the protocol.
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      env: { ...process.env, [BLAME_FILE_ENV]: blameFile, ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
+      env: {
+        ...process.env,
+        // glibc otherwise raises its mmap threshold as large blocks are freed, and keeps what
+        // an evicted or killed isolate's array buffers freed: the resident size this process
+        // is killed at would count memory no isolate holds any more (worker/memory-guard.ts).
+        MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? String(MMAP_THRESHOLD_BYTES),
+        [BLAME_FILE_ENV]: blameFile,
+        [CEILING_ENV]: String(this.#options.processMemoryMb ?? DEFAULT_CEILING_MB),
+        ...(this.#options.threads === undefined ? {} : { [THREADS_ENV]: String(this.#options.threads) }) },
       serialization: 'advanced',
     });
     const child: Child = {
@@ -222,7 +235,7 @@ export class ChildProcessHost implements SandboxHost {
 
   /** Polls the child's resident memory: the OS-level ceiling no plugin can negotiate. */
   #watchMemory(proc: ChildProcess): ReturnType<typeof setInterval> {
-    const ceilingMb = this.#options.processMemoryMb ?? 2048;
+    const ceilingMb = this.#options.processMemoryMb ?? DEFAULT_CEILING_MB;
     const timer = setInterval(() => {
       const rssMb = residentMb(proc.pid);
       if (rssMb === undefined || rssMb <= ceilingMb) return;

@@ -25,3 +25,5 @@ export type FromChild =
 export const THREADS_ENV = 'AIRLOCK_SANDBOX_THREADS';
 /** Where a sandbox child writes whose isolate V8 lost control of, just before it aborts. */
 export const BLAME_FILE_ENV = 'AIRLOCK_SANDBOX_BLAME_FILE';
+/** The resident-memory ceiling (MiB) the parent kills the child at: its workers evict idle isolates before it is reached. */
+export const CEILING_ENV = 'AIRLOCK_SANDBOX_CEILING_MB';

@@ -21,6 +21,11 @@ export interface InProcessHostOptions extends PoolOptions {
    * whole process to borrow `gc` (worker/heap-collector.ts). Never in an embedder's process.
    */
   readonly ownProcess?: boolean;
+  /**
+   * The resident-memory ceiling this process is killed at (a sandbox process of our own):
+   * its workers dispose idle tenant isolates holding memory before it is reached.
+   */
+  readonly memoryCeilingMb?: number;
 }
 
 const DISPOSAL_SETTLE_MS = 250;
@@ -95,7 +100,7 @@ export class InProcessHost implements SandboxHost {
         }
         return null;
       },
-      workerData: { clocks: this.#backstop.clocks, cancels: this.#backstop.cancels, queue: this.#queue.buffer, ...(zombieChannel === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}) },
+      workerData: { clocks: this.#backstop.clocks, cancels: this.#backstop.cancels, queue: this.#queue.buffer, ...(zombieChannel === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}), ...(options.memoryCeilingMb === undefined ? {} : { memoryCeilingMb: options.memoryCeilingMb }) },
     });
   }
 

@@ -11,7 +11,7 @@ import { RealmSupply } from './realm-supply.js';
 import { runTask } from './run-task.js';
 import { answered, callTaskBody, type Body } from './task-bodies.js';
 import { taskBudget } from './task-budgets.js';
-import { heapCheckDue, heapOvershoot, killedOutcome, loadFailure, usageOf } from './task-failure.js';
+import { heapBytesOf, heapCheckDue, heapOvershoot, killedOutcome, loadFailure, usageOf } from './task-failure.js';
 import { Watchdog, type Budget } from './watchdog.js';
 
 export interface IsolateRunnerOptions {
@@ -35,6 +35,8 @@ export interface IsolateRunnerOptions {
 const LOADING_TENANT = '\u0000loading';
 /** How long a killed isolate's tasks may take to stop before the isolate counts as a zombie. */
 const ZOMBIE_MS = 1000;
+/** Smaller isolates are not worth a cold start: evicting them would free little. */
+const EVICTABLE_BYTES = 16 * 1024 * 1024;
 
 export class IsolateRunner {
   readonly #slots: IsolateSlots;
@@ -42,6 +44,8 @@ export class IsolateRunner {
   readonly #realms = new RealmSupply(this.#calls.callback);
   readonly #nothingQueued: () => boolean;
   readonly #zombie: NonNullable<IsolateRunnerOptions['zombie']>;
+  /** What the last task's isolate held when it was read after the task (0 when it was not read). */
+  #lastHeldBytes = 0;
   /** A build-ahead step is scheduled; the next task cancels what is left of it. */
   #ahead: ReturnType<typeof setImmediate> | undefined;
 
@@ -102,6 +106,7 @@ export class IsolateRunner {
     let realm: Realm | undefined;
     let healthy = false;
     let reusable = false;
+    slot.busy += 1;
     try {
       realm = this.#realms.take(slot, plugin, useWarm);
       // Top-level plugin code runs here, inside the task's budget, never while a realm is
@@ -122,7 +127,9 @@ export class IsolateRunner {
       }
       const result = await Promise.race([work, watchdog.expired]);
       if (isolate.isDisposed) throw new Error('the isolate was disposed');
-      const outgrown = heapCheckDue(slot, watchdog.cpuMs()) ? heapOvershoot(isolate, plugin.limits.memoryMb) : undefined;
+      const heldBytes = heapCheckDue(slot, watchdog.cpuMs()) ? heapBytesOf(isolate) : undefined;
+      this.#lastHeldBytes = heldBytes ?? 0;
+      const outgrown = heldBytes === undefined ? undefined : heapOvershoot(heldBytes, plugin.limits.memoryMb);
       if (outgrown !== undefined) return { ok: false, code: 'MEMORY_LIMIT', message: outgrown, usage: usageOf(watchdog, bytesIn, 0) };
       healthy = true;
       reusable = result.reusable;
@@ -131,6 +138,7 @@ export class IsolateRunner {
       if (error instanceof PluginLoadFailure) return loadFailure(error, usageOf(watchdog, bytesIn, 0));
       return killedOutcome(failureCode(watchdog.killedFor, isolate.isDisposed), error, budget, usageOf(watchdog, bytesIn, 0));
     } finally {
+      slot.busy -= 1;
       watchdog.stop();
       for (const cleanup of cleanups) cleanup();
       if (realm !== undefined) this.#realms.giveBack(slot, realm, healthy && reusable && useWarm);
@@ -181,6 +189,26 @@ export class IsolateRunner {
     };
     if (this.#ahead !== undefined) clearImmediate(this.#ahead);
     this.#ahead = setImmediate(() => next(0));
+  }
+
+  /** Whether the last task left its isolate holding enough memory to be worth evicting. */
+  lastTaskHeldMuch(): boolean {
+    return this.#lastHeldBytes >= EVICTABLE_BYTES;
+  }
+
+  /**
+   * Disposes this worker's largest idle tenant isolates (EVICTABLE_BYTES or more each) until
+   * they held `bytes` together, or none is left: memory a tenant parks in its warm realms
+   * between calls costs that tenant a cold start, not the neighbours whose calls would be in
+   * flight when the process is killed at its ceiling.
+   */
+  relieveMemory(bytes: number): void {
+    let freed = 0;
+    while (freed < bytes) {
+      const held = this.#slots.evictLargestIdle(EVICTABLE_BYTES);
+      if (held === 0) return;
+      freed += held;
+    }
   }
 
   dispose(): void {

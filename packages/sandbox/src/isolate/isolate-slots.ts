@@ -22,6 +22,8 @@ export interface IsolateSlot {
   cpuSinceHeapCheckMs: number;
   /** The tenant and plugin whose isolate this is (none while it waits, ready, for a new tenant). */
   owner: IsolateOwner | undefined;
+  /** Tasks running in it now: an isolate in use is never evicted. */
+  busy: number;
 }
 
 export interface IsolateOwner {
@@ -120,7 +122,7 @@ export class IsolateSlots {
         }
       },
     });
-    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner };
+    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner, busy: 0 };
     return slot;
   }
 
@@ -133,6 +135,32 @@ export class IsolateSlots {
     slot.warm = undefined;
     slot.spare = undefined;
     disposeQuietly(slot.isolate);
+  }
+
+  /**
+   * Disposes the tenant isolate holding the most memory (V8 heap and array buffers) among
+   * those no task uses, if it holds at least `minBytes`: its tenant's next call starts cold.
+   * Returns how much it held (0 when none qualifies).
+   */
+  evictLargestIdle(minBytes: number): number {
+    let largest: { key: string; slot: IsolateSlot; bytes: number } | undefined;
+    for (const [key, slot] of this.#slots) {
+      if (slot.busy > 0 || slot.isolate.isDisposed) continue;
+      let bytes: number;
+      try {
+        const heap = slot.isolate.getHeapStatisticsSync();
+        bytes = heap.used_heap_size + heap.externally_allocated_size;
+      } catch {
+        continue; // disposed meanwhile
+      }
+      if (bytes >= minBytes && (largest === undefined || bytes > largest.bytes)) largest = { key, slot, bytes };
+    }
+    if (largest === undefined) return 0;
+    this.#slots.delete(largest.key);
+    largest.slot.warm = undefined;
+    largest.slot.spare = undefined;
+    disposeQuietly(largest.slot.isolate);
+    return largest.bytes;
   }
 
   disposeAll(): void {

@@ -37,14 +37,18 @@ export function heapCheckDue(slot: { cpuSinceHeapCheckMs: number }, cpuMs: numbe
   return true;
 }
 
+/** What an isolate holds: its V8 heap and the array buffers isolated-vm allocated for it. */
+export function heapBytesOf(isolate: ivm.Isolate): number {
+  const heap = isolate.getHeapStatisticsSync();
+  return heap.used_heap_size + heap.externally_allocated_size;
+}
+
 /**
- * The isolate is idle after a task, so this read is cheap (a few µs) and cannot wait on a
- * lock. V8 can outgrow isolated-vm's limit without a collection noticing (flattening a huge
+ * Read when the isolate is idle after a task, so cheap (a few µs) and never waiting on a
+ * lock (heapBytesOf). V8 can outgrow isolated-vm's limit without a collection noticing (flattening a huge
  * rope string, for one): such a task ends as MEMORY_LIMIT (with this message), and its isolate goes.
  */
-export function heapOvershoot(isolate: ivm.Isolate, memoryMb: number): string | undefined {
-  const heap = isolate.getHeapStatisticsSync();
-  const heapBytes = heap.used_heap_size + heap.externally_allocated_size;
+export function heapOvershoot(heapBytes: number, memoryMb: number): string | undefined {
   if (heapBytes <= HEAP_OVERSHOOT_FACTOR * memoryMb * MIB + HEAP_OVERSHOOT_SLACK_BYTES) return undefined;
   return `exceeded its memory limit (${Math.round(heapBytes / MIB)} MiB of ${memoryMb} MiB)`;
 }

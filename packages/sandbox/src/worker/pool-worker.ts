@@ -9,11 +9,12 @@ import { PendingRequests } from '../rpc/pending-requests.js';
 import { QueueReader } from '../host/queue-gauge.js';
 import { shareContextLock } from '../isolate/context-lock.js';
 import { HeapCollector } from './heap-collector.js';
+import { MemoryGuard } from './memory-guard.js';
 import { BLAME_FILE_ENV } from '../host/child-protocol.js';
 import { writeFileSync } from 'node:fs';
 
 /** The pool's shared start clocks and queue gauge (InProcessHost passes them as workerData). */
-const shared = workerData as { clocks?: SharedArrayBuffer; cancels?: SharedArrayBuffer; queue?: SharedArrayBuffer; zombies?: string; contextLock?: SharedArrayBuffer } | undefined;
+const shared = workerData as { clocks?: SharedArrayBuffer; cancels?: SharedArrayBuffer; queue?: SharedArrayBuffer; zombies?: string; contextLock?: SharedArrayBuffer; memoryCeilingMb?: number } | undefined;
 const clockSlots = shared?.clocks === undefined ? undefined : new Float64Array(shared.clocks);
 const cancelSlots = shared?.cancels === undefined ? undefined : new Int32Array(shared.cancels);
 const queue = shared?.queue === undefined ? undefined : new QueueReader(shared.queue);
@@ -33,6 +34,9 @@ const runner = new IsolateRunner({
     if (owner !== undefined) nameCulprit(owner);
   },
 });
+
+// Only in a sandbox process of our own, which its parent kills at this ceiling.
+const memoryGuard = shared?.memoryCeilingMb === undefined ? undefined : new MemoryGuard(runner, shared.memoryCeilingMb);
 
 function nameCulprit(owner: IsolateOwner): void {
   const file = process.env[BLAME_FILE_ENV];
@@ -88,6 +92,7 @@ export default async function runSandboxTask({ task, capabilityPort, clock }: Po
   } finally {
     bridge?.close();
     collector?.afterTask();
+    memoryGuard?.afterTask();
   }
 }
 
