@@ -14,9 +14,9 @@ const MIB = 1024 * 1024;
 const HEAP_OVERSHOOT_FACTOR = 2;
 const HEAP_OVERSHOOT_SLACK_BYTES = 16 * MIB;
 
+/** What a task used: a killed one reports the CPU last read before its isolate went (never less than nothing). */
 export function usageOf(watchdog: Watchdog, bytesIn: number, bytesOut: number): Usage {
-  const cpu = watchdog.cpuMs();
-  return { cpuMs: cpu < 0 ? -1 : round(cpu), wallMs: round(watchdog.wallMs()), bytesIn, bytesOut };
+  return { cpuMs: round(watchdog.cpuMs()), wallMs: round(watchdog.wallMs()), bytesIn, bytesOut };
 }
 
 /**
@@ -29,9 +29,9 @@ export function usageOf(watchdog: Watchdog, bytesIn: number, bytesOut: number): 
  */
 const HEAP_CHECK_CPU_MS = 1;
 
-/** Whether the heap is read after this task: `cpuMs` is what the task used (-1 if unknown). */
+/** Whether the heap is read after this task: `cpuMs` is what the task used. */
 export function heapCheckDue(slot: { cpuSinceHeapCheckMs: number }, cpuMs: number): boolean {
-  slot.cpuSinceHeapCheckMs += cpuMs < 0 ? HEAP_CHECK_CPU_MS : cpuMs;
+  slot.cpuSinceHeapCheckMs += cpuMs;
   if (slot.cpuSinceHeapCheckMs < HEAP_CHECK_CPU_MS) return false;
   slot.cpuSinceHeapCheckMs = 0;
   return true;

@@ -101,6 +101,8 @@ export class Watchdog {
   #judging = false;
   #disposedAt: number | undefined;
   #stopped = false;
+  /** CPU used as last read, in ns: what a call killed here reports (a disposed isolate has no clock). */
+  #lastCpuNs = 0n;
   #expire!: (reason: Error) => void;
 
   readonly #cancelled: () => boolean;
@@ -129,7 +131,8 @@ export class Watchdog {
       if (performance.now() - this.#disposedAt > DISPOSED_GRACE_MS) this.kill('memory');
       return;
     }
-    if (this.#isolate.cpuTime - this.#cpuStart > this.#cpuBudgetNs) this.judge('cpu');
+    this.#lastCpuNs = this.#isolate.cpuTime - this.#cpuStart;
+    if (this.#lastCpuNs > this.#cpuBudgetNs) this.judge('cpu');
   }
 
   /**
@@ -184,6 +187,7 @@ export class Watchdog {
     this.killedFor = reason;
     if (!this.#isolate.isDisposed) {
       try {
+        this.#lastCpuNs = this.#isolate.cpuTime - this.#cpuStart;
         this.#isolate.dispose();
       } catch {
         // already disposing
@@ -193,13 +197,16 @@ export class Watchdog {
     this.#expire(new Error(`isolate killed: ${reason}`));
   }
 
+  /** CPU the task used, in ms; once the isolate is gone, as last read (on every sweep and at the kill). */
   cpuMs(): number {
-    if (this.#isolate.isDisposed) return -1;
-    try {
-      return Number(this.#isolate.cpuTime - this.#cpuStart) / 1e6;
-    } catch {
-      return -1;
+    if (!this.#isolate.isDisposed) {
+      try {
+        this.#lastCpuNs = this.#isolate.cpuTime - this.#cpuStart;
+      } catch {
+        // disposed meanwhile: the last reading stands
+      }
     }
+    return Number(this.#lastCpuNs) / 1e6;
   }
 
   wallMs(): number {
