@@ -245,6 +245,16 @@ describe('found by the outside review', () => {
     expect(counts.TOO_MANY_REQUESTS).toBeGreaterThan(0);
   });
 
+  it('huge-capability-argument.js: a 60 MiB argument is refused TOO_LARGE in the realm, before it is copied; the process lives', async () => {
+    const setup = await open([{ fixture: 'hostile/huge-capability-argument.js', manifest: { capabilities: KV, limits: { memoryMb: 128, timeoutMs: 10_000, cpuMs: 5000 } } }]);
+    const before = sandboxProcessIds(setup.sandbox);
+    const result = await setup.call('attack', 'attacker');
+    expect(result).toMatchObject({ isError: false, value: ['TOO_LARGE', 'TOO_LARGE'] });
+    expect(setup.seen).toEqual([]);
+    expect(sandboxProcessIds(setup.sandbox)).toEqual(before);
+    expect(await setup.call('benign', 'victim', undefined, { text: 'after' })).toMatchObject({ isError: false, value: { echoed: 'after' } });
+  });
+
   it('top-level-wedge.js: a top level whose thrown message spins is stopped within its budget and the plugin does not load', async () => {
     const sandbox = createSandbox({ threads: 1 });
     sandboxes.push(sandbox);

@@ -31,7 +31,7 @@ interface Waiter {
 
 type Descriptor = Record<string, unknown>;
 
-export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): RealmEntry {
+export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): RealmEntry {
   'use strict';
   const g = globalThis as unknown as Record<string, unknown>;
   const apply = Reflect.apply;
@@ -238,13 +238,12 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       const name = capabilityNames[i] as string;
       capabilities[name] = function (argument?: unknown): Promise<unknown> {
         return new PromiseIntrinsic(function (resolve, reject) {
-          let text: string | undefined;
-          try {
-            text = json(argument === undefined ? null : argument);
-          } catch {
-            text = undefined;
-          }
-          if (typeof text !== 'string') return reject(new TypeErrorIntrinsic('capability ' + name + ' takes a JSON value'));
+          // Counted while it is written, and refused past the host's limit before the copy
+          // is made: a 60 MiB string argument once took its isolate past its heap, and V8
+          // aborted the whole process over it.
+          const [kind, text] = encodeResult(argument, maxCapabilityBytes);
+          if (kind === 'OUTPUT_TOO_LARGE') return reject(capabilityError(name, 'TOO_LARGE'));
+          if (kind !== 'ok') return reject(new TypeErrorIntrinsic('capability ' + name + ' takes a JSON value'));
           const id = nextRequest;
           nextRequest += 1;
           waiting[id] = { resolve, reject, name };

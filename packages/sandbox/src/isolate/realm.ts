@@ -10,6 +10,7 @@ import ivm from './ivm.js';
 import { realmBootstrap } from './realm-bootstrap.js';
 import { installRealmGlobals } from './install-realm-globals.js';
 import { withContextLock } from './context-lock.js';
+import { MAX_CAPABILITY_BYTES } from './live-call.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -41,7 +42,7 @@ export interface Realm {
 
 /** The bootstrap as a script for one plugin's isolate: its grants and capability names baked in. */
 export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.Script {
-  const args = [HOST_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
+  const args = [HOST_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), MAX_CAPABILITY_BYTES, plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
   return isolate.compileScriptSync(`(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`, { filename: 'airlock:bootstrap' });
 }
 
