@@ -1,7 +1,9 @@
 // The isolates of one worker thread: one per tenant and plugin (never shared across
-// tenants), least recently used evicted past a cap, each with its realms.
+// tenants), least recently used evicted past a cap and the largest idle ones under memory
+// pressure (worker/memory-guard.ts), each with its realms.
 import ivm from './ivm.js';
 import type { Realm } from './realm.js';
+import { heapBytesOf } from './task-failure.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 
 const MAX_ISOLATES_PER_WORKER = 32;
@@ -148,8 +150,7 @@ export class IsolateSlots {
       if (slot.busy > 0 || slot.isolate.isDisposed) continue;
       let bytes: number;
       try {
-        const heap = slot.isolate.getHeapStatisticsSync();
-        bytes = heap.used_heap_size + heap.externally_allocated_size;
+        bytes = heapBytesOf(slot.isolate);
       } catch {
         continue; // disposed meanwhile
       }
