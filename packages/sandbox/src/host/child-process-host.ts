@@ -37,8 +37,6 @@ interface InFlight {
   readonly owner: InFlightPair;
   /** Who answers its capability calls. */
   readonly capabilities: CapabilityHandler | undefined;
-  /** The caller's: once it aborts, no capability of the call is asked or answered any more. */
-  readonly signal: AbortSignal | undefined;
 }
 
 /** One child process and the calls it owes answers to. */
@@ -77,7 +75,7 @@ export class ChildProcessHost implements SandboxHost {
     if (this.#closed) return Promise.resolve(crash('the sandbox is closed'));
     if (signal?.aborted) return Promise.resolve(NOT_DISPATCHED);
     const child = this.#currentChild();
-    const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities, signal };
+    const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities };
     const outcome = child.tasks.request(
       inFlight,
       (id) => send(child, { type: 'run', id, task: this.#withoutSpec(child, task) }),
@@ -183,15 +181,13 @@ export class ChildProcessHost implements SandboxHost {
 
   #receive(child: Child, message: FromChild): void {
     if (message.type === 'capability') {
-      const inFlight = child.tasks.context(message.id);
-      // A cancelled call's plugin gets no answer: it waits until the child stops it (ABORTED).
-      if (inFlight?.signal?.aborted === true) return;
-      const handler = inFlight?.capabilities;
+      // A cancelled call's requests are neither asked nor answered (plugin/capability-handler.ts).
+      const handler = child.tasks.context(message.id)?.capabilities;
       const answer = handler === undefined ? Promise.reject(new Error('no capabilities')) : handler(message.name, message.json);
-      const reply = (rest: { ok: true; json: string } | { ok: false }): void => {
-        if (inFlight?.signal?.aborted !== true) send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ...rest });
-      };
-      answer.then((json) => reply({ ok: true, json }), () => reply({ ok: false }));
+      answer.then(
+        (json) => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: true, json }),
+        () => send(child, { type: 'capability-reply', id: message.id, requestId: message.requestId, ok: false }),
+      );
       return;
     }
     if (message.type === 'ready') {

@@ -109,9 +109,10 @@ export class InProcessHost implements SandboxHost {
     // A call of a plugin granted capabilities gets a port to ask on, answered here.
     const channel = task.kind === 'call' && task.plugin.capabilities.length > 0 && capabilities !== undefined ? new MessageChannel() : undefined;
     if (channel !== undefined && capabilities !== undefined) {
-      // Once the caller has cancelled, the call is over for it: nothing more is asked or
-      // answered, so the plugin waits where it is until its isolate is stopped (ABORTED)
-      // instead of going on with an answer that raced the cancel.
+      // Once the task is cancelled nothing more reaches its plugin, whoever answers (the
+      // embedder's handler withholds its own; a sandbox process's parent or a remote host may
+      // still send a refusal): the plugin waits where it is until its isolate is stopped
+      // (ABORTED) instead of going on with an answer that raced the cancel.
       const answer = (reply: CapabilityReply): void => {
         if (signal?.aborted !== true) channel.port1.postMessage(reply);
       };

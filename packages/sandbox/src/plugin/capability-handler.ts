@@ -25,6 +25,9 @@ export interface CapabilityCounts {
   bytesOut: number;
 }
 
+/** The answer to a request of a call that has ended: none, ever. */
+const WITHHELD: Promise<never> = new Promise(() => undefined);
+
 /** Answers one call's capability requests from the host's functions: granted names only, JSON only. */
 export function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<string, Capability>, context: CapabilityContext, counts: CapabilityCounts): CapabilityHandler {
   const granted = new Set(plugin.spec.capabilities);
@@ -34,9 +37,12 @@ export function capabilityHandler(plugin: LoadedPlugin, offered: ReadonlyMap<str
     const capability = granted.has(name) ? offered.get(name) : undefined;
     if (capability === undefined) throw new Error(`capability ${name} is not granted`);
     // The one door to the embedder's functions: once the call ended or its caller cancelled
-    // it, no request of it runs one, whichever host relayed it and however late it came.
-    if (context.signal.aborted) throw new Error(`capability ${name}: the call has ended`);
+    // it, no request of it runs one and no answer goes back, whichever host relayed it and
+    // however late it came. Withheld, not refused: a refusal that raced the cancel would let
+    // the plugin go on; unanswered, it waits where it is until its isolate is stopped.
+    if (context.signal.aborted) return WITHHELD;
     const answer = await capability(JSON.parse(json) as JsonValue, context);
+    if (context.signal.aborted) return WITHHELD;
     const text = JSON.stringify(snapshotJson(answer === undefined ? null : answer, { label: `capability ${name}'s answer` }));
     counts.bytesOut += Buffer.byteLength(text, 'utf8');
     return text;

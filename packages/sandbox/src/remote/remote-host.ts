@@ -300,13 +300,10 @@ export class RemoteHost implements SandboxHost {
           this.#respond(message, { ok: false, reason: 'the call has ended or has no capabilities' });
           return;
         }
-        // Once the caller cancelled, nothing more is asked or answered: the executor stops the
-        // plugin where it waits (ABORTED), and its request simply times out there.
-        const cancelled = (): boolean => live.signal?.aborted === true;
-        if (cancelled()) return;
+        // A cancelled call's requests are neither asked nor answered (plugin/capability-handler.ts).
         live.capabilities(body.name, body.json).then(
-          (json) => cancelled() || this.#respond(message, { ok: true, json }),
-          () => cancelled() || this.#respond(message, { ok: false, reason: 'refused' }),
+          (json) => this.#respond(message, { ok: true, json }),
+          () => this.#respond(message, { ok: false, reason: 'refused' }),
         );
         return;
       }
