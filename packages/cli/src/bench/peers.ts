@@ -1,6 +1,9 @@
 // What a user would pick instead of Airlock, measured in the same run on the same tool:
-// raw Piscina (no-op, and with a warm isolated-vm context per worker), a new isolated-vm
-// context in a warm isolate, a new isolate, and QuickJS (warm and fresh contexts).
+// raw Piscina (no-op, and with a warm isolated-vm context per worker, in this process or
+// behind a child process's IPC), a new isolated-vm context in a warm isolate, a new isolate,
+// and QuickJS (warm and fresh contexts).
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import ivm from '@airlock/sandbox/isolated-vm';
 import { Piscina } from 'piscina';
 import { getQuickJS } from 'quickjs-emscripten';
@@ -10,6 +13,8 @@ import { SUM_ARGS_JSON, SUM_FUNCTION, SUM_MODULE } from './sum-tool.js';
 export interface Peers {
   readonly piscinaNoop: () => Promise<unknown>;
   readonly piscinaIvm: () => Promise<unknown>;
+  /** The same pool in a child process, one IPC request and answer per call: the process boundary's own price. */
+  readonly processPiscinaIvm: () => Promise<unknown>;
   /** Ten calls submitted at once to the 2-thread Piscina + isolated-vm pool. */
   readonly piscinaIvmBatch10: () => Promise<unknown>;
   readonly ivmNewContext: () => unknown;
@@ -27,6 +32,7 @@ export async function openPeers(): Promise<Peers> {
   const threads = { minThreads: 2, maxThreads: 2, concurrentTasksPerWorker: 1 };
   const noopPool = new Piscina({ filename: new URL('./noop-worker.js', import.meta.url).href, ...threads });
   const ivmPool = new Piscina({ filename: new URL('./piscina-ivm-worker.js', import.meta.url).href, ...threads });
+  const processPool = await openProcessPool();
   const isolate = new ivm.Isolate({ memoryLimit: 64 });
   const quickjs = await getQuickJS();
   const warm = quickjs.newContext();
@@ -36,6 +42,7 @@ export async function openPeers(): Promise<Peers> {
   return {
     piscinaNoop: () => noopPool.run(null),
     piscinaIvm: () => ivmPool.run(SUM_ARGS_JSON),
+    processPiscinaIvm: processPool.run,
     piscinaIvmBatch10: () => Promise.all(Array.from({ length: 10 }, () => ivmPool.run(SUM_ARGS_JSON))),
     ivmNewContext: () => {
       // What a fresh realm costs at the least: context, module, evaluation, one call.
@@ -78,7 +85,7 @@ export async function openPeers(): Promise<Peers> {
       sum.dispose();
       warm.dispose();
       isolate.dispose();
-      await Promise.all([noopPool.destroy(), ivmPool.destroy()]);
+      await Promise.all([noopPool.destroy(), ivmPool.destroy(), processPool.close()]);
     },
   };
 }
@@ -88,8 +95,37 @@ export function peerSubjects(peers: Peers, count: (iterations: number) => number
   return [
     { name: 'baseline.piscina_noop', iterations: count(500), warmup: count(50), body: peers.piscinaNoop },
     { name: 'baseline.piscina_ivm_warm', iterations: count(500), warmup: count(50), body: peers.piscinaIvm },
+    { name: 'baseline.process_piscina_ivm_warm', iterations: count(500), warmup: count(50), body: peers.processPiscinaIvm },
     { name: 'baseline.ivm_new_context', iterations: count(200), warmup: count(20), body: peers.ivmNewContext },
     { name: 'peer.quickjs_warm', iterations: count(500), warmup: count(50), body: peers.quickjsWarm },
     { name: 'peer.quickjs_fresh', iterations: count(200), warmup: count(20), body: peers.quickjsFresh },
   ];
+}
+
+/** The raw Piscina + isolated-vm pool in a child process (process-pool-child.ts), as Airlock's default mode has it. */
+async function openProcessPool(): Promise<{ readonly run: () => Promise<unknown>; close(): Promise<void> }> {
+  // The same IPC serialization as Airlock's sandbox process, and the flag isolated-vm needs.
+  const child = fork(new URL('./process-pool-child.js', import.meta.url), [], { execArgv: ['--no-node-snapshot'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const waiting = new Map<number, (json: unknown) => void>();
+  let next = 0;
+  const ready = once(child, 'message');
+  child.on('message', (message: { readonly id?: number; readonly json?: unknown }) => {
+    if (message.id === undefined) return;
+    waiting.get(message.id)?.(message.json);
+    waiting.delete(message.id);
+  });
+  await ready;
+  return {
+    run: () =>
+      new Promise((resolve) => {
+        const id = (next += 1);
+        waiting.set(id, resolve);
+        child.send({ id, argsJson: SUM_ARGS_JSON });
+      }),
+    async close() {
+      const exited = once(child, 'exit');
+      child.disconnect();
+      await exited;
+    },
+  };
 }

@@ -145,6 +145,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
 
     emitLatency(emit, rounds, 'baseline.piscina_noop', 'raw Piscina no-op round trip, 2 threads');
     emitLatency(emit, rounds, 'baseline.piscina_ivm_warm', 'raw Piscina + a warm isolated-vm context per worker, applySync');
+    emitLatency(emit, rounds, 'baseline.process_piscina_ivm_warm', 'the same raw pool in a child process, one IPC round trip per call');
     emitLatency(emit, rounds, 'baseline.ivm_new_context', 'raw isolated-vm: new context + module + call in a warm isolate, this thread');
     emitLatency(emit, rounds, 'peer.quickjs_warm', 'quickjs-emscripten: a call into a warm context, this thread');
     emitLatency(emit, rounds, 'peer.quickjs_fresh', 'quickjs-emscripten: new runtime + context, evaluate, call, this thread');
@@ -154,6 +155,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'sandbox.fresh_call_in_process', 'Airlock fresh realm, in-process mode');
     emitRatio('sandbox.warm_call_vs_piscina_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_noop', 'smaller', 'warm-realm call, process mode / raw Piscina no-op');
     emitRatio('sandbox.warm_call_vs_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / raw Piscina + warm isolated-vm; goal at most 2');
+    emitRatio('sandbox.warm_call_vs_process_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.process_piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / the raw pool behind the same process boundary');
     emitRatio('sandbox.fresh_call_vs_new_context_ratio', rounds, 'sandbox.fresh_call', 'baseline.ivm_new_context', 'smaller', 'fresh-realm call, process mode / raw new context + module + call; goal at most 1.3');
 
     const ours = rounds.latency('sandbox.batch10');
