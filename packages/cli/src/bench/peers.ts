@@ -106,24 +106,34 @@ export function peerSubjects(peers: Peers, count: (iterations: number) => number
 async function openProcessPool(): Promise<{ readonly run: () => Promise<unknown>; close(): Promise<void> }> {
   // The same IPC serialization as Airlock's sandbox process, and the flag isolated-vm needs.
   const child = fork(new URL('./process-pool-child.js', import.meta.url), [], { execArgv: ['--no-node-snapshot'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const waiting = new Map<number, (json: unknown) => void>();
+  const waiting = new Map<number, { readonly resolve: (json: unknown) => void; readonly reject: (error: Error) => void }>();
   let next = 0;
-  const ready = once(child, 'message');
+  let gone: Error | undefined;
+  const exited = once(child, 'exit');
+  // A baseline that died must fail the bench, not leave it waiting for ever.
+  const died = exited.then(([code, signal]) => {
+    gone = new Error(`the raw process-pool baseline exited (${signal ?? `code ${String(code)}`})`);
+    for (const pending of waiting.values()) pending.reject(gone);
+    waiting.clear();
+    throw gone;
+  });
+  died.catch(() => undefined);
   child.on('message', (message: { readonly id?: number; readonly json?: unknown }) => {
     if (message.id === undefined) return;
-    waiting.get(message.id)?.(message.json);
+    waiting.get(message.id)?.resolve(message.json);
     waiting.delete(message.id);
   });
-  await ready;
+  await Promise.race([once(child, 'message'), died]);
   return {
     run: () =>
-      new Promise((resolve) => {
+      new Promise((resolve, reject) => {
+        if (gone !== undefined) return reject(gone);
         const id = (next += 1);
-        waiting.set(id, resolve);
+        waiting.set(id, { resolve, reject });
         child.send({ id, argsJson: SUM_ARGS_JSON });
       }),
     async close() {
-      const exited = once(child, 'exit');
+      if (gone !== undefined) return;
       child.disconnect();
       await exited;
     },
