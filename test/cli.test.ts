@@ -222,7 +222,8 @@ describe('airlock bench', () => {
     const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
     try {
       const first = await airlock(['bench', '--quick', '--json', '--json-dir', dir]);
-      expect(first.code).toBe(0);
+      // Said on failure: how it ended, and what it printed (once a bench died of a signal mid-suite).
+      expect(first.code, `signal ${String(first.signal)}; stderr: ${first.stderr}`).toBe(0);
       const entries = JSON.parse(first.stdout) as { name: string; unit: string; value: number; range?: string }[];
       expect(entries.length).toBeGreaterThan(20);
       for (const entry of entries) {

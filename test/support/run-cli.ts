@@ -7,6 +7,8 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface CliRun {
   readonly code: number | null;
+  /** The signal that ended it (code is then null): the wrapper dies of its inner process's. */
+  readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
 }
@@ -19,7 +21,7 @@ export function airlock(args: string[], options: { input?: string; env?: Record<
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
 }
