@@ -9,6 +9,7 @@ import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityReply,
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, taskTimeoutMs, type DispatchMark } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
+import { SharedPluginSources } from './shared-plugin-sources.js';
 import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
@@ -53,6 +54,7 @@ export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<PoolTask, SandboxOutcome>;
   readonly #backstop = new TaskBackstop();
   readonly #queue = new QueueGauge();
+  readonly #sources = new SharedPluginSources();
   /** Workers report zombie isolates here (a channel of this pool's own, by a random name). */
   readonly #zombies: BroadcastChannel | undefined;
   #closed = false;
@@ -127,7 +129,8 @@ export class InProcessHost implements SandboxHost {
     const backstop = this.#backstop.arm(task, signal);
     this.#queue.submitted();
     try {
-      const poolTask: PoolTask = channel === undefined ? { task, clock: backstop.clock } : { task, clock: backstop.clock, capabilityPort: channel.port2 };
+      const shared = this.#sources.share(task);
+      const poolTask: PoolTask = { ...shared, clock: backstop.clock, ...(channel === undefined ? {} : { capabilityPort: channel.port2 }) };
       // Symbol-keyed: Piscina hands it to the balancer and never clones it to the worker.
       (poolTask as unknown as Record<symbol, unknown>)[queueOptionsSymbol] = backstop.dispatch;
       const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });

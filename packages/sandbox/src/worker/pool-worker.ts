@@ -10,6 +10,7 @@ import { QueueReader } from '../host/queue-gauge.js';
 import { shareContextLock } from '../isolate/context-lock.js';
 import { HeapCollector } from './heap-collector.js';
 import { MemoryGuard } from './memory-guard.js';
+import { PluginSourceCache } from './plugin-source-cache.js';
 import { BLAME_FILE_ENV } from '../host/child-protocol.js';
 import { writeFileSync } from 'node:fs';
 
@@ -34,6 +35,8 @@ const runner = new IsolateRunner({
     if (owner !== undefined) nameCulprit(owner);
   },
 });
+
+const sources = new PluginSourceCache();
 
 // Only in a sandbox process of our own, which its parent kills at this ceiling.
 const memoryGuard = shared?.memoryCeilingMb === undefined ? undefined : new MemoryGuard(runner, shared.memoryCeilingMb);
@@ -78,11 +81,12 @@ function cancelFlag(clock: PoolTask['clock']): () => boolean {
   return () => Atomics.load(flag, 0) === 1;
 }
 
-export default async function runSandboxTask({ task, capabilityPort, clock }: PoolTask): Promise<SandboxOutcome> {
+export default async function runSandboxTask({ task: sent, capabilityPort, clock, source }: PoolTask): Promise<SandboxOutcome> {
   stampStart(clock);
   const cancelled = cancelFlag(clock);
   // Cancelled while it was on its way here: none of its code ran.
   if (cancelled()) return NOT_DISPATCHED;
+  const task = sources.restore(sent, source);
   if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault, { tenant: task.tenant, plugin: task.plugin.name });
   const bridge = capabilityPort === undefined ? undefined : overPort(capabilityPort);
   try {

@@ -29,6 +29,8 @@ export interface PoolTask {
   readonly capabilityPort?: import('node:worker_threads').MessagePort;
   /** Where the worker stamps Date.now() when it starts the task: the host's backstop clock starts there (host/task-backstop.ts). */
   readonly clock: number | SharedArrayBuffer;
+  /** The plugin's module source as UTF-16 code units (the task's own `plugin.source` is empty on the way): host/shared-plugin-sources.ts. */
+  readonly source?: SharedArrayBuffer;
 }
 
 /** In a task's own clock buffer (every shared slot taken): the cancel flag's byte offset, after the start time. */
