@@ -59,6 +59,23 @@ describe('snapshotJson rejects what JSON cannot carry losslessly', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it("defines keys Object.prototype has, so no inherited setter runs and a frozen prototype does not throw", () => {
+    // A setter someone put on Object.prototype, and a key shadowing a frozen built-in's own.
+    const seen: unknown[] = [];
+    Object.defineProperty(Object.prototype, 'trap', { set: (value: unknown) => seen.push(value), configurable: true });
+    const toStringWas = Object.getOwnPropertyDescriptor(Object.prototype, 'toString') as PropertyDescriptor;
+    Object.defineProperty(Object.prototype, 'toString', { ...toStringWas, writable: false });
+    try {
+      const copy = snapshotJson(JSON.parse('{"trap": 1, "toString": 2, "constructor": 3, "a": 4}'), { label }) as Record<string, unknown>;
+      expect(seen).toEqual([]);
+      expect(Object.keys(copy)).toEqual(['trap', 'toString', 'constructor', 'a']);
+      expect([copy.trap, copy.toString, copy.constructor, copy.a]).toEqual([1, 2, 3, 4]);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).trap;
+      Object.defineProperty(Object.prototype, 'toString', toStringWas);
+    }
+  });
+
   it('returns a deep-frozen copy that does not alias the input', () => {
     const input = { a: { b: [1, { c: 'x' }] } };
     const copy = snapshotJson(input, { label }) as { a: { b: [number, { c: string }] } };

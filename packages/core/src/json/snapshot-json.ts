@@ -60,10 +60,12 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
     }
   };
 
-  const readTwice = (holder: object, key: string): unknown => {
-    const first = Reflect.get(holder, key);
-    const second = Reflect.get(holder, key);
-    if (!Object.is(first, second)) reject(options, path, 'value changes between reads (accessor or proxy)');
+  // Read twice: a getter or proxy could hand the validator one value and the tool another.
+  // Plain property reads (numeric for arrays): Reflect.get with a string index was most of the cost.
+  const readTwice = (holder: object, key: string | number): unknown => {
+    const record = holder as Readonly<Record<string | number, unknown>>;
+    const first = record[key];
+    if (!Object.is(first, record[key])) reject(options, path, 'value changes between reads (accessor or proxy)');
     return first;
   };
 
@@ -74,7 +76,7 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
     for (let index = 0; index < length; index += 1) {
       path.push(index);
       if (!Object.prototype.hasOwnProperty.call(input, index)) reject(options, path, 'hole in a sparse array');
-      out[index] = copy(readTwice(input, String(index)), depth + 1);
+      out[index] = copy(readTwice(input, index), depth + 1);
       path.pop();
     }
     return Object.freeze(out);
@@ -88,8 +90,11 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
     for (const key of Object.keys(input)) {
       path.push(key);
       const value = copy(readTwice(input, key), depth + 1);
-      // defineProperty keeps "__proto__" an ordinary own key instead of a prototype swap.
-      Object.defineProperty(out, key, { value, enumerable: true, writable: false, configurable: false });
+      // A key Object.prototype has ("__proto__", "toString"...) is defined, not assigned: no
+      // prototype swap, no inherited setter, no throw where intrinsics are frozen. Every other
+      // key is assigned (defineProperty for each key was most of the cost).
+      if (key in out) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      else out[key] = value;
       path.pop();
     }
     return Object.freeze(out);
