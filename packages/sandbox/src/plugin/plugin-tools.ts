@@ -76,7 +76,12 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
           ...(logs === undefined ? {} : { logs: logs.lines.map((line) => ({ level: line.level, message: line.message })), ...(logs.dropped > 0 ? { logsDropped: logs.dropped } : {}) }),
         });
         if (!outcome.ok) throw new ToolCallError(outcome.code, `${descriptor.name}: ${outcome.message}`);
-        return JSON.parse(outcome.json) as JsonValue;
+        try {
+          return JSON.parse(outcome.json) as JsonValue;
+        } catch {
+          // Only a sandbox that lost control of its realm's JSON.stringify could send this.
+          throw new ToolCallError('INVALID_TOOL_OUTPUT', `${descriptor.name}: the sandbox returned malformed JSON`);
+        }
       },
     }),
   );
