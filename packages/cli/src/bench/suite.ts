@@ -28,10 +28,15 @@ type Emit = (name: string, unit: string, value: number, direction: Metric['direc
 
 const calls = (name: string, count: number, args = '{}'): ToolCallRequest[] => Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name, arguments: args }));
 
-async function pluginDir(realm: 'fresh' | 'warm'): Promise<string> {
+/** What a bundled plugin carries beside its tools (its dependencies): the large plugin's extra bytes. */
+const LARGE_PLUGIN_BYTES = 256 * 1024;
+
+/** The sum tool as `<name>_sum` in a plugin of that realm, with `paddingBytes` of data in its module. */
+async function pluginDir(realm: 'fresh' | 'warm', name: string = realm, paddingBytes = 0): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
-  await writeFile(join(dir, 'index.js'), sumPlugin(realm));
-  await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: `bench-${realm}`, module: './index.js', realm, limits: { cpuMs: 5000, timeoutMs: 10_000 } }));
+  const padding = paddingBytes > 0 ? `\nexport const bundled = ${JSON.stringify('x'.repeat(paddingBytes))};\n` : '';
+  await writeFile(join(dir, 'index.js'), sumPlugin(name) + padding);
+  await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: `bench-${name}`, module: './index.js', realm, limits: { cpuMs: 5000, timeoutMs: 10_000 } }));
   return dir;
 }
 
@@ -106,19 +111,21 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   progress('sandboxed calls beside raw Piscina, isolated-vm and QuickJS');
   const freshDir = await pluginDir('fresh');
   const warmDir = await pluginDir('warm');
+  const largeDir = await pluginDir('warm', 'large', LARGE_PLUGIN_BYTES);
   const capabilityDir = await capabilityPluginDir();
   const opened: Sandbox[] = [];
   const peers = await openPeers();
   try {
     // threads: 2 (plus the reserve thread), the same two threads the raw pools get.
     const capabilities = { [CAPABILITY_NAME]: hostSum };
-    const processMode = await openSandbox([freshDir, warmDir, capabilityDir], { threads: 2, capabilities });
+    const processMode = await openSandbox([freshDir, warmDir, largeDir, capabilityDir], { threads: 2, capabilities });
     opened.push(processMode.sandbox);
     const inProcess = await openSandbox([freshDir, warmDir, capabilityDir], { mode: 'in-process', threads: 2, capabilities });
     opened.push(inProcess.sandbox);
     const cold = await openSandbox([freshDir], { mode: 'in-process', threads: 2 }, false);
     opened.push(cold.sandbox);
     const warmCall = calls('warm_sum', 1, SUM_ARGS_JSON);
+    const largeCall = calls('large_sum', 1, SUM_ARGS_JSON);
     const freshCall = calls('fresh_sum', 1, SUM_ARGS_JSON);
     const batch10 = calls('warm_sum', 10, SUM_ARGS_JSON);
     const askNone = calls('cap_sum', 1, capabilityArgs(0));
@@ -129,6 +136,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
       ...peerSubjects(peers, count),
       { name: 'sandbox.warm_call', iterations: count(500), warmup: count(50), body: () => processMode.engine.run(warmCall) },
       { name: 'sandbox.warm_call_in_process', iterations: count(500), warmup: count(50), body: () => inProcess.engine.run(warmCall) },
+      { name: 'sandbox.warm_call_large_plugin', iterations: count(500), warmup: count(50), body: () => processMode.engine.run(largeCall) },
       { name: 'sandbox.fresh_call', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(freshCall) },
       { name: 'sandbox.fresh_call_in_process', iterations: count(300), warmup: count(30), body: () => inProcess.engine.run(freshCall) },
       { name: 'baseline.piscina_ivm_batch10', iterations: count(200), warmup: count(20), body: peers.piscinaIvmBatch10 },
@@ -151,11 +159,13 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'peer.quickjs_fresh', 'quickjs-emscripten: new runtime + context, evaluate, call, this thread');
     emitLatency(emit, rounds, 'sandbox.warm_call', 'Airlock warm realm, default process mode');
     emitLatency(emit, rounds, 'sandbox.warm_call_in_process', 'Airlock warm realm, in-process mode');
+    emitLatency(emit, rounds, 'sandbox.warm_call_large_plugin', `Airlock warm realm, process mode, a plugin module of ${LARGE_PLUGIN_BYTES / 1024} KiB (a bundle)`);
     emitLatency(emit, rounds, 'sandbox.fresh_call', 'Airlock fresh realm (the default), default process mode');
     emitLatency(emit, rounds, 'sandbox.fresh_call_in_process', 'Airlock fresh realm, in-process mode');
     emitRatio('sandbox.warm_call_vs_piscina_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_noop', 'smaller', 'warm-realm call, process mode / raw Piscina no-op');
     emitRatio('sandbox.warm_call_vs_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / raw Piscina + warm isolated-vm; goal at most 2');
     emitRatio('sandbox.warm_call_vs_process_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.process_piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / the raw pool behind the same process boundary');
+    emitRatio('sandbox.warm_call_large_plugin_vs_warm_call_ratio', rounds, 'sandbox.warm_call_large_plugin', 'sandbox.warm_call', 'smaller', "the large plugin's warm call / the small one's: what a plugin's size costs every call (about 1: nothing)");
     emitRatio('sandbox.fresh_call_vs_new_context_ratio', rounds, 'sandbox.fresh_call', 'baseline.ivm_new_context', 'smaller', 'fresh-realm call, process mode / raw new context + module + call; goal at most 1.3');
 
     const ours = rounds.latency('sandbox.batch10');

@@ -13,8 +13,8 @@ import { UsageError } from '../support/usage-error.js';
 export const BENCH_HELP = `Usage: airlock bench [options]
 
 Measures the pipeline and scheduler (trusted tools, parallel and exclusive batches) and
-the sandbox (warm and fresh realms, in-process and in the child process, 10-call turns,
-cold tenants), each beside the peers a user would pick instead, measured in the same run
+the sandbox (warm and fresh realms, in-process and in the child process, a warm call of
+a 256 KiB plugin against a small one, 10-call turns, cold tenants), each beside the peers a user would pick instead, measured in the same run
 on the same {a,b} -> {sum} tool: a direct call, raw Piscina (no-op, and with a warm
 isolated-vm context per worker, in this process and behind a child process's IPC), a
 new isolated-vm context or isolate, and QuickJS (quickjs-emscripten, warm and fresh
