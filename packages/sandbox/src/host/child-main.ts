@@ -50,7 +50,8 @@ process.on('message', (wire: ToChild | Batch<ToChild>) => {
 
 function receive(message: ToChild): void {
   if (message.type === 'plugin') {
-    specs.set(message.spec.key, message.spec);
+    // Its source kept once, as the bytes the pool's workers read (not also as a string).
+    specs.set(message.spec.key, host.holdSource(message.spec));
     return;
   }
   if (message.type === 'cancel') {

@@ -5,7 +5,7 @@ import { Piscina, queueOptionsSymbol } from 'piscina';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
-import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type CapabilityReply, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
+import { NO_USAGE, NOT_DISPATCHED, type PluginSpec, type CapabilityHandler, type CapabilityReply, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, taskTimeoutMs, type DispatchMark } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
@@ -156,6 +156,11 @@ export class InProcessHost implements SandboxHost {
       backstop.stop();
       channel?.port1.close();
     }
+  }
+
+  /** A plugin spec whose source this pool keeps as shared bytes only (host/shared-plugin-sources.ts). */
+  holdSource(spec: PluginSpec): PluginSpec {
+    return this.#sources.hold(spec);
   }
 
   processIds(): number[] {

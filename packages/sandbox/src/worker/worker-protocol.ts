@@ -29,7 +29,7 @@ export interface PoolTask {
   readonly capabilityPort?: import('node:worker_threads').MessagePort;
   /** Where the worker stamps Date.now() when it starts the task: the host's backstop clock starts there (host/task-backstop.ts). */
   readonly clock: number | SharedArrayBuffer;
-  /** The plugin's module source as UTF-16 code units (the task's own `plugin.source` is empty on the way): host/shared-plugin-sources.ts. */
+  /** The plugin's module source as UTF-8 bytes (the task's own `plugin.source` is empty on the way): host/shared-plugin-sources.ts. */
   readonly source?: SharedArrayBuffer;
 }
 
