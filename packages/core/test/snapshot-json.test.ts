@@ -45,6 +45,24 @@ describe('snapshotJson rejects what JSON cannot carry losslessly', () => {
     expect(error.message).toContain(reason);
   });
 
+  it('refuses an array proxy whose length is not a count, instead of returning its live object', () => {
+    const liar = { valueOf: () => 0 };
+    const error = rejection({ list: new Proxy([1, 2], { get: (target, key) => (key === 'length' ? liar : Reflect.get(target, key)) }) });
+    expect(error.details.path).toBe('list');
+    expect(error.message).toContain('length is not a count');
+  });
+
+  it.each([
+    ['a throwing getter', { a: Object.defineProperty({}, 'b', { enumerable: true, get: () => { throw new Error('boom'); } }) }, 'a.b'],
+    ['a revoked proxy', { a: (() => { const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); return proxy; })() }, 'a'],
+    ['an ownKeys trap that repeats a key', { a: new Proxy({ k: 1 }, { ownKeys: () => ['k', 'k'] }) }, 'a'],
+  ])('refuses %s as NOT_LOSSLESS_JSON at its path, never a stray exception', (_name, value, path) => {
+    const error = rejection(value);
+    expect(error.code).toBe('NOT_LOSSLESS_JSON');
+    expect(error.details.path).toBe(path);
+    expect(error.message).toContain('reading it threw');
+  });
+
   it('refuses nesting past maxDepth instead of overflowing the stack', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i += 1) deep = [deep];

@@ -71,7 +71,9 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
 
   const copyArray = (input: readonly unknown[], depth: number): JsonValue => {
     if (Object.getPrototypeOf(input) !== Array.prototype) reject(options, path, `${describe(input)} is not a plain array`);
-    const length = input.length;
+    const length: unknown = input.length;
+    // Only a proxy lies about it; `new Array(anObject)` would hold that very object, uncopied.
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) reject(options, path, 'an array whose length is not a count');
     const out: JsonValue[] = new Array<JsonValue>(length);
     for (let index = 0; index < length; index += 1) {
       path.push(index);
@@ -100,5 +102,12 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
     return Object.freeze(out);
   };
 
-  return copy(value, 0);
+  try {
+    return copy(value, 0);
+  } catch (error) {
+    if (AirlockError.isInstance(error)) throw error;
+    // A getter or proxy trap that threw (a revoked proxy, a lying ownKeys, its own error or
+    // recursion): refused like any other value that is not plain JSON, at the path it was read.
+    return reject(options, path, `reading it threw (${error instanceof Error ? error.name : typeof error})`);
+  }
 }
