@@ -108,6 +108,7 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
     if (AirlockError.isInstance(error)) throw error;
     // A getter or proxy trap that threw (a revoked proxy, a lying ownKeys, its own error or
     // recursion): refused like any other value that is not plain JSON, at the path it was read.
-    return reject(options, path, `reading it threw (${error instanceof Error ? error.name : typeof error})`);
+    // Nothing of the thrown value is read: its own getters could throw again.
+    return reject(options, path, 'reading it threw');
   }
 }
