@@ -17,14 +17,19 @@ function pathText(path: readonly (string | number)[]): string {
   return path.map((part) => (typeof part === 'number' ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`)).join('').replace(/^\./, '');
 }
 
+/** The refusals this module threw: told apart from anything a getter threw by identity alone. */
+const ownRefusals = new WeakSet<object>();
+
 /** `details.maxDepth` is set only when the value was refused for its depth, so callers can tell that apart from the text. */
 function reject(options: SnapshotOptions, path: readonly (string | number)[], reason: string, maxDepth?: number): never {
-  throw new AirlockError('NOT_LOSSLESS_JSON', `${options.label} is not lossless JSON at ${pathText(path)}: ${reason}`, {
+  const refusal = new AirlockError('NOT_LOSSLESS_JSON', `${options.label} is not lossless JSON at ${pathText(path)}: ${reason}`, {
     label: options.label,
     path: pathText(path),
     reason,
     ...(maxDepth === undefined ? {} : { maxDepth }),
   });
+  ownRefusals.add(refusal);
+  throw refusal;
 }
 
 function describe(value: unknown): string {
@@ -105,10 +110,11 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
   try {
     return copy(value, 0);
   } catch (error) {
-    if (AirlockError.isInstance(error)) throw error;
-    // A getter or proxy trap that threw (a revoked proxy, a lying ownKeys, its own error or
-    // recursion): refused like any other value that is not plain JSON, at the path it was read.
-    // Nothing of the thrown value is read: its own getters could throw again.
+    // Nothing of the thrown value is read (a proxy's traps, an error's getters could run):
+    // only our own refusals, known by identity, pass. Anything else a getter or trap threw
+    // (a revoked proxy, a lying ownKeys, recursion, an AirlockError of its own making) is
+    // refused like any other value that is not plain JSON, at the path it was read.
+    if (typeof error === 'object' && error !== null && ownRefusals.has(error)) throw error;
     return reject(options, path, 'reading it threw');
   }
 }
