@@ -58,7 +58,7 @@ describe('snapshotJson rejects what JSON cannot carry losslessly', () => {
     ['an ownKeys trap that repeats a key', { a: new Proxy({ k: 1 }, { ownKeys: () => ['k', 'k'] }) }, 'a'],
     // What was thrown is never read: a proxy whose every trap throws, an AirlockError of its own.
     ['a throw of a hostile proxy', { a: Object.defineProperty({}, 'b', { enumerable: true, get: () => { throw new Proxy({}, { get: () => { throw new Error('read'); }, getPrototypeOf: () => { throw new Error('read'); } }); } }) }, 'a.b'],
-    ['a getter throwing an AirlockError', { a: Object.defineProperty({}, 'b', { enumerable: true, get: () => { throw new AirlockError('POLICY_DENIED', 'forged'); } }) }, 'a.b'],
+    ['a getter throwing an AirlockError', { a: Object.defineProperty({}, 'b', { enumerable: true, get: () => { throw new AirlockError('NOT_LOSSLESS_JSON', 'forged', { path: 'elsewhere' }); } }) }, 'a.b'],
   ])('refuses %s as NOT_LOSSLESS_JSON at its path, never a stray exception', (_name, value, path) => {
     const error = rejection(value);
     expect(error.code).toBe('NOT_LOSSLESS_JSON');
