@@ -97,6 +97,21 @@ describe('snapshotJson rejects what JSON cannot carry losslessly', () => {
     }
   });
 
+  it('defines array elements an inherited setter would catch: the copy holds data, never an accessor', () => {
+    let calls = 0;
+    // At an element's index and at levels of the copy's own path to it, shallow and deep.
+    for (const index of ['1', '9']) Object.defineProperty(Array.prototype, index, { set: () => (calls += 1), get: () => Math.random(), configurable: true });
+    try {
+      let deep: unknown = ['x', 'y'];
+      for (let level = 0; level < 12; level += 1) deep = [deep];
+      const copy = snapshotJson({ list: ['a', 'b'], deep }, { label }) as { list: string[] };
+      expect(calls).toBe(0);
+      expect(Object.getOwnPropertyDescriptor(copy.list, 1)).toMatchObject({ value: 'b', writable: false });
+    } finally {
+      for (const index of ['1', '9']) delete (Array.prototype as unknown as Record<string, unknown>)[index];
+    }
+  });
+
   it('returns a deep-frozen copy that does not alias the input', () => {
     const input = { a: { b: [1, { c: 'x' }] } };
     const copy = snapshotJson(input, { label }) as { a: { b: [number, { c: string }] } };

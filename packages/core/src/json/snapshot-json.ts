@@ -12,19 +12,24 @@ export interface SnapshotOptions {
 
 const DEFAULT_MAX_DEPTH = 256;
 
-function pathText(path: readonly (string | number)[]): string {
-  if (path.length === 0) return '(root)';
-  return path.map((part) => (typeof part === 'number' ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`)).join('').replace(/^\./, '');
+function pathText(path: readonly (string | number)[], length: number): string {
+  if (length === 0) return '(root)';
+  let text = '';
+  for (let index = 0; index < length; index += 1) {
+    const part = path[index] as string | number;
+    text += typeof part === 'number' ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`;
+  }
+  return text.replace(/^\./, '');
 }
 
 /** The refusals this module threw: told apart from anything a getter threw by identity alone. */
 const ownRefusals = new WeakSet<object>();
 
 /** `details.maxDepth` is set only when the value was refused for its depth, so callers can tell that apart from the text. */
-function reject(options: SnapshotOptions, path: readonly (string | number)[], reason: string, maxDepth?: number): never {
-  const refusal = new AirlockError('NOT_LOSSLESS_JSON', `${options.label} is not lossless JSON at ${pathText(path)}: ${reason}`, {
+function reject(options: SnapshotOptions, path: readonly (string | number)[], length: number, reason: string, maxDepth?: number): never {
+  const refusal = new AirlockError('NOT_LOSSLESS_JSON', `${options.label} is not lossless JSON at ${pathText(path, length)}: ${reason}`, {
     label: options.label,
-    path: pathText(path),
+    path: pathText(path, length),
     reason,
     ...(maxDepth === undefined ? {} : { maxDepth }),
   });
@@ -46,17 +51,29 @@ function describe(value: unknown): string {
 export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValue {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const ancestors = new Set<object>();
-  const path: (string | number)[] = [];
+  // The keys down to the value being read: `path[0..depthNow)`. A level is defined the first
+  // time it is reached and overwritten after, so no setter on Array.prototype ever runs.
+  // Eight levels made by the literal itself (own elements from the start): most values need no more.
+  const path: (string | number)[] = [0, 0, 0, 0, 0, 0, 0, 0];
+  let depthNow = 0;
+  const enter = (key: string | number): void => {
+    if (depthNow < path.length) path[depthNow] = key;
+    else Object.defineProperty(path, depthNow, { value: key, writable: true, enumerable: true, configurable: true });
+    depthNow += 1;
+  };
+  const leave = (): void => {
+    depthNow -= 1;
+  };
 
   const copy = (input: unknown, depth: number): JsonValue => {
     if (input === null || typeof input === 'boolean' || typeof input === 'string') return input;
     if (typeof input === 'number') {
-      if (!Number.isFinite(input)) reject(options, path, `${describe(input)} is not a JSON number`);
+      if (!Number.isFinite(input)) reject(options, path, depthNow, `${describe(input)} is not a JSON number`);
       return input === 0 ? 0 : input; // -0 has no JSON spelling
     }
-    if (typeof input !== 'object') reject(options, path, `${describe(input)} is not JSON`);
-    if (depth >= maxDepth) reject(options, path, `nesting deeper than ${maxDepth}`, maxDepth); // the root is level 1
-    if (ancestors.has(input)) reject(options, path, 'cycle');
+    if (typeof input !== 'object') reject(options, path, depthNow, `${describe(input)} is not JSON`);
+    if (depth >= maxDepth) reject(options, path, depthNow, `nesting deeper than ${maxDepth}`, maxDepth); // the root is level 1
+    if (ancestors.has(input)) reject(options, path, depthNow, 'cycle');
     ancestors.add(input);
     try {
       return Array.isArray(input) ? copyArray(input, depth) : copyObject(input, depth);
@@ -70,39 +87,42 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
   const readTwice = (holder: object, key: string | number): unknown => {
     const record = holder as Readonly<Record<string | number, unknown>>;
     const first = record[key];
-    if (!Object.is(first, record[key])) reject(options, path, 'value changes between reads (accessor or proxy)');
+    if (!Object.is(first, record[key])) reject(options, path, depthNow, 'value changes between reads (accessor or proxy)');
     return first;
   };
 
   const copyArray = (input: readonly unknown[], depth: number): JsonValue => {
-    if (Object.getPrototypeOf(input) !== Array.prototype) reject(options, path, `${describe(input)} is not a plain array`);
+    if (Object.getPrototypeOf(input) !== Array.prototype) reject(options, path, depthNow, `${describe(input)} is not a plain array`);
     const length: unknown = input.length;
     // Only a proxy lies about it; `new Array(anObject)` would hold that very object, uncopied.
-    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) reject(options, path, 'an array whose length is not a count');
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) reject(options, path, depthNow, 'an array whose length is not a count');
     const out: JsonValue[] = new Array<JsonValue>(length);
     for (let index = 0; index < length; index += 1) {
-      path.push(index);
-      if (!Object.prototype.hasOwnProperty.call(input, index)) reject(options, path, 'hole in a sparse array');
-      out[index] = copy(readTwice(input, index), depth + 1);
-      path.pop();
+      enter(index);
+      if (!Object.prototype.hasOwnProperty.call(input, index)) reject(options, path, depthNow, 'hole in a sparse array');
+      const value = copy(readTwice(input, index), depth + 1);
+      // An index the prototype chain has (someone's setter on Array.prototype) is defined, not assigned.
+      if (index in out) Object.defineProperty(out, index, { value, enumerable: true, writable: true, configurable: true });
+      else out[index] = value;
+      leave();
     }
     return Object.freeze(out);
   };
 
   const copyObject = (input: object, depth: number): JsonValue => {
     const proto = Object.getPrototypeOf(input) as unknown;
-    if (proto !== Object.prototype && proto !== null) reject(options, path, `${describe(input)} is not a plain object`);
-    if (Object.getOwnPropertySymbols(input).length > 0) reject(options, path, 'symbol-keyed property');
+    if (proto !== Object.prototype && proto !== null) reject(options, path, depthNow, `${describe(input)} is not a plain object`);
+    if (Object.getOwnPropertySymbols(input).length > 0) reject(options, path, depthNow, 'symbol-keyed property');
     const out: Record<string, JsonValue> = {};
     for (const key of Object.keys(input)) {
-      path.push(key);
+      enter(key);
       const value = copy(readTwice(input, key), depth + 1);
       // A key Object.prototype has ("__proto__", "toString"...) is defined, not assigned: no
       // prototype swap, no inherited setter, no throw where intrinsics are frozen. Every other
       // key is assigned (defineProperty for each key was most of the cost).
       if (key in out) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
       else out[key] = value;
-      path.pop();
+      leave();
     }
     return Object.freeze(out);
   };
@@ -115,6 +135,6 @@ export function snapshotJson(value: unknown, options: SnapshotOptions): JsonValu
     // (a revoked proxy, a lying ownKeys, recursion, an AirlockError of its own making) is
     // refused like any other value that is not plain JSON, at the path it was read.
     if (typeof error === 'object' && error !== null && ownRefusals.has(error)) throw error;
-    return reject(options, path, 'reading it threw');
+    return reject(options, path, depthNow, 'reading it threw');
   }
 }
