@@ -10,41 +10,46 @@ export interface SharedSourceTask {
   readonly source?: SharedArrayBuffer;
 }
 
-/** The source's UTF-8 bytes in shared memory; null when UTF-8 cannot carry it exactly (a lone surrogate). */
-function sharedBytes(source: string): SharedArrayBuffer | null {
-  const utf8 = Buffer.from(source, 'utf8');
-  if (utf8.toString('utf8') !== source) return null;
+/** What a task carries for one plugin: its spec with the source emptied, and the bytes that hold it. */
+interface Shared {
+  readonly spec: PluginSpec;
+  readonly bytes: SharedArrayBuffer;
+}
+
+/** The spec as tasks carry it, or null when UTF-8 cannot carry its source exactly (a lone surrogate). */
+function shareable(spec: PluginSpec): Shared | null {
+  const utf8 = Buffer.from(spec.source, 'utf8');
+  if (utf8.toString('utf8') !== spec.source) return null;
   const bytes = new SharedArrayBuffer(utf8.length);
   utf8.copy(Buffer.from(bytes));
-  return bytes;
+  return { spec: { ...spec, source: '' }, bytes };
 }
 
 export class SharedPluginSources {
-  /** By spec object: a plugin's spec lives as long as the plugin is loaded, and so do its bytes. */
-  readonly #bytes = new WeakMap<PluginSpec, SharedArrayBuffer | null>();
+  /** By spec object: a plugin's spec lives as long as the plugin is loaded, and so does this. */
+  readonly #shared = new WeakMap<PluginSpec, Shared | null>();
 
   /**
    * The spec with its source held only as shared bytes (its string left to the collector):
    * for a process that keeps specs only to run them, such as a sandbox child.
    */
   hold(spec: PluginSpec): PluginSpec {
-    const source = sharedBytes(spec.source);
-    if (source === null) return spec;
-    const held: PluginSpec = { ...spec, source: '' };
-    this.#bytes.set(held, source);
-    return held;
+    const shared = shareable(spec);
+    if (shared === null) return spec;
+    this.#shared.set(shared.spec, shared);
+    return shared.spec;
   }
 
   share(task: SandboxTask): SharedSourceTask {
     if (task.kind === 'ping') return { task };
-    const spec = task.plugin;
-    let source = this.#bytes.get(spec);
-    if (source === undefined) {
-      source = sharedBytes(spec.source);
-      this.#bytes.set(spec, source);
+    let shared = this.#shared.get(task.plugin);
+    if (shared === undefined) {
+      shared = shareable(task.plugin);
+      this.#shared.set(task.plugin, shared);
     }
     // A source UTF-8 cannot hold (no module file read from disk is one) travels as before.
-    if (source === null) return { task };
-    return { task: { ...task, plugin: { ...spec, source: '' } }, source };
+    if (shared === null) return { task };
+    // The emptied spec is made once per plugin: a call copies only the task's own fields.
+    return { task: { ...task, plugin: shared.spec }, source: shared.bytes };
   }
 }
