@@ -255,6 +255,14 @@ describe('found by the outside review', () => {
     expect(await setup.call('benign', 'victim', undefined, { text: 'after' })).toMatchObject({ isError: false, value: { echoed: 'after' } });
   });
 
+  it('iterator-forged-capability-argument.js: a replaced array iterator cannot forge what the realm sends the host', async () => {
+    const setup = await open([{ fixture: 'hostile/iterator-forged-capability-argument.js', manifest: { capabilities: KV, limits: { memoryMb: 64, timeoutMs: 5000, cpuMs: 2000 } } }]);
+    // The argument the plugin passed is the one the host gets: not the 3 MiB text the iterator offered.
+    expect(await setup.call('attack', 'attacker')).toMatchObject({ isError: false, value: true });
+    expect(setup.seen.map((entry) => entry.from)).toEqual(['real']);
+    expect(setup.stores.get('attacker')?.get('k')).toBe('small');
+  });
+
   it('top-level-wedge.js: a top level whose thrown message spins is stopped within its budget and the plugin does not load', async () => {
     const sandbox = createSandbox({ threads: 1 });
     sandboxes.push(sandbox);
@@ -289,6 +297,15 @@ describe('found by the outside review', () => {
       expect(results.map((result) => result.isError)).toEqual([false, false]);
     }
     expect(sandboxProcessIds(setup.sandbox)).toEqual(processes);
+  });
+
+  it('rope-output.js: a rope returned or logged is judged by its length, never flattened by the realm', async () => {
+    const setup = await open([{ fixture: 'hostile/rope-output.js', manifest: { limits: { memoryMb: 64, timeoutMs: 5000, cpuMs: 3000 } } }]);
+    // Flattened, 512 MiB would land in one allocation past the 64 MiB limit: MEMORY_LIMIT.
+    expect(code(await setup.call('returned', 'attacker'))).toBe('OUTPUT_TOO_LARGE');
+    const logged = await setup.call('logged', 'attacker');
+    expect(logged).toMatchObject({ isError: false, value: 'logged' });
+    expect(JSON.stringify(logged.metadata?.logs)).toContain(`(a string of ${2 ** 28 * 1.5} characters, not shown)`);
   });
 
   it.each(['fresh', 'warm'])('rope-flatten.js (%s realm): a string flattened past the heap limit is MEMORY_LIMIT, and nothing of it stays', async (realm) => {

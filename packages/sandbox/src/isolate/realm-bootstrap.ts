@@ -52,6 +52,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   const ErrorIntrinsic = Error;
   const TypeErrorIntrinsic = TypeError;
   const MAX_MESSAGE = 2000;
+  const MAX_SLICED = 1024 * 1024;
   const MAX_DESCRIBE_BYTES = 4 * 1024 * 1024;
 
   // A Callback, not a Reference: it reads no options inside the realm (a Reference's
@@ -120,7 +121,11 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   }
 
   function bounded(text: string): string {
-    return text.length > MAX_MESSAGE ? (apply(sliceString, text, [0, MAX_MESSAGE]) as string) + '… (truncated)' : text;
+    if (text.length <= MAX_MESSAGE) return text;
+    // Slicing makes V8 flatten a rope first (up to 1 GiB past the heap limit): a string that
+    // long is described, not cut.
+    if (text.length > MAX_SLICED) return '(a string of ' + text.length + ' characters, not shown)';
+    return (apply(sliceString, text, [0, MAX_MESSAGE]) as string) + '… (truncated)';
   }
 
   // Reads a thrown value's message without trusting it: getters and Proxies may throw or spin.
@@ -139,6 +144,10 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
 
   /** UTF-8 bytes of `text` as a JSON string literal, quotes and escapes included; stops counting past `stopAt`. */
   function quotedBytes(text: string, stopAt: number): number {
+    // Every character costs a byte at least: a string longer than the budget is over it
+    // without reading one character (reading would make V8 flatten a rope first: a string
+    // held as a few KiB of pieces becomes one allocation of up to 1 GiB, past the heap limit).
+    if (text.length + 2 > stopAt) return text.length + 2;
     let bytes = 2;
     for (let i = 0; i < text.length && bytes <= stopAt; i += 1) {
       const c = apply(charCodeAt, text, [i]) as number;
@@ -161,6 +170,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
 
   /** UTF-8 bytes of `text`; stops counting past `stopAt`. */
   function utf8Bytes(text: string, stopAt: number): number {
+    if (text.length > stopAt) return text.length;
     let bytes = 0;
     for (let i = 0; i < text.length && bytes <= stopAt; i += 1) {
       const c = apply(charCodeAt, text, [i]) as number;
@@ -241,9 +251,15 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           // Counted while it is written, and refused past the host's limit before the copy
           // is made: a 60 MiB string argument once took its isolate past its heap, and V8
           // aborted the whole process over it.
-          const [kind, text] = encodeResult(argument, maxCapabilityBytes);
+          // Read by index, never destructured: `const [a, b] = ...` runs the array iterator the
+          // plugin can replace on Array.prototype, which would hand back any string it likes.
+          const encoded = encodeResult(argument, maxCapabilityBytes);
+          const kind = encoded[0];
+          const text = encoded[1];
           if (kind === 'OUTPUT_TOO_LARGE') return reject(capabilityError(name, 'TOO_LARGE'));
           if (kind !== 'ok') return reject(new TypeErrorIntrinsic('capability ' + name + ' takes a JSON value'));
+          // The last word before the copy, on the string itself (a primitive: nothing to hook).
+          if (typeof text !== 'string' || text.length > maxCapabilityBytes) return reject(capabilityError(name, 'TOO_LARGE'));
           const id = nextRequest;
           nextRequest += 1;
           waiting[id] = { resolve, reject, name };
