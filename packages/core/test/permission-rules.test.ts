@@ -70,6 +70,23 @@ describe('path rules', () => {
     expect(allowNotes.decide('write_file', { path: ['notes/a', 'notes/b'] }, undefined).decision).toBe('allow');
   });
 
+  it('a dotted path looks through lists: wrapping the object in a list cannot hide its value from a deny', () => {
+    const denyNested = createPolicy({ default: 'allow', rules: [{ tool: 'copy', when: { 'files.path': '/etc/**' }, decision: 'deny' }] });
+    const files = (value: unknown) => denyNested.decide('copy', { files: value } as never, undefined).decision;
+    expect(files({ path: '/etc/passwd' })).toBe('deny');
+    expect(files([{ path: '/tmp/a' }, { path: '/etc/passwd' }])).toBe('deny');
+    expect(files([[{ path: '/etc/passwd' }]])).toBe('deny');
+    expect(files([{ path: ['/tmp/a', '/etc/shadow'] }])).toBe('deny');
+    expect(files([{ path: '/tmp/a' }, { other: '/etc/passwd' }, null, 'x'])).toBe('allow');
+    expect(files([{ path: 7 }])).toBe('deny'); // not a path: a restricting rule fails closed
+    expect(files([])).toBe('allow'); // nothing there: the condition does not apply
+    const allowSrv = createPolicy({ default: 'deny', rules: [{ tool: 'copy', when: { 'files.path': '/srv/**' }, decision: 'allow' }] });
+    const allowed = (value: unknown) => allowSrv.decide('copy', { files: value } as never, undefined).decision;
+    expect(allowed([{ path: '/srv/a' }, { path: '/srv/b' }])).toBe('allow');
+    expect(allowed([{ path: '/srv/a' }, { path: '/etc/b' }])).toBe('deny');
+    expect(allowed([{ path: '/srv/a' }, { path: { 0: '/srv/b' } }])).toBe('deny');
+  });
+
   it('the refusal holds even for rules that would allow, and the reason shows no raw control character', () => {
     const allowNotes = createPolicy({ default: 'deny', rules: [{ tool: 'write_file', when: { path: 'notes/**' }, decision: 'allow' }] });
     const verdict = allowNotes.decide('write_file', { path: 'notes/a\u001b[2J.md' }, undefined);

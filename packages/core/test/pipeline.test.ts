@@ -26,6 +26,20 @@ describe('parse stage', () => {
     expect(message).toContain('unexpected property "extra"');
   });
 
+  it('what an object inherits meets no schema: required and typed properties are its own', async () => {
+    const schema = tool('t', { parameters: { type: 'object', properties: { constructor: { type: 'string' } }, required: ['constructor', 'toString'] } });
+    const [missing] = await engine([schema]).run([call('t', {})]);
+    expect(failure(missing).error.code).toBe('INVALID_ARGS');
+    expect(failure(missing).error.message).toContain('missing required property "constructor"');
+    expect(failure(missing).error.message).toContain('missing required property "toString"');
+    expect(failure(missing).error.message).not.toContain('function');
+    const [given] = await engine([schema]).run([call('t', { constructor: 'c', toString: 1 })]);
+    expect(given?.isError).toBe(false);
+    const output = tool('o', { output: { type: 'object', required: ['valueOf'] }, execute: () => ({}) });
+    const [returned] = await engine([output]).run([call('o', {})]);
+    expect(failure(returned).error.code).toBe('INVALID_TOOL_OUTPUT');
+  });
+
   it.each(['constructor', '__proto__', 'toString'])('"%s" is an unknown tool', async (name) => {
     const [result] = await engine([tool('t')]).run([call(name)]);
     expect(failure(result).error.code).toBe('UNKNOWN_TOOL');

@@ -37,6 +37,10 @@ describe('manifest options, each checked and named by path', () => {
     ['a rule condition that is a number', { ...base, permissions: { rules: [{ tool: 'w', when: { path: 42 }, decision: 'deny' }] } }, ['permissions.rules.0.when.path must be a glob, a list of globs, or { "matches": globs, "root": "/absolute/folder" }']],
     ['a rule glob with a line terminator', { ...base, permissions: { rules: [{ tool: 'w', when: { path: '/etc/\n' }, decision: 'deny' }] } }, ['permissions.rules.0.when.path must not contain control characters']],
     ['a rule with an empty tool list', { ...base, permissions: { rules: [{ tool: [], decision: 'deny' }] } }, ['permissions.rules.0.tool must list at least one glob']],
+    // zod leaves a "__proto__" key out of a record without a word: a deny under it would protect nothing.
+    ['a tool decision under "__proto__"', { ...base, permissions: { tools: JSON.parse('{"__proto__":"deny","x":"allow"}') } }, ['permissions.tools.__proto__ cannot be a key here (JSON readers take it for the object\'s prototype); for a tool named "__proto__" write a rule: { "tool": "__proto__", "decision": ... }']],
+    ['a rule condition under "__proto__"', { ...base, permissions: { rules: [{ tool: 'w', when: JSON.parse('{"__proto__":"/etc/**"}'), decision: 'deny' }] } }, ['permissions.rules.0.when.__proto__ cannot be a key here (JSON readers take it for the object\'s prototype)']],
+    ['a secret named "__proto__"', { ...base, secrets: JSON.parse('{"__proto__":{"origins":["https://a.example"],"header":"x-key","format":"{secret}"}}') }, ['secrets.__proto__ cannot be a key here (JSON readers take it for the object\'s prototype)']],
     ['a capability that is not a name', { ...base, capabilities: ['rm -rf'] }, ['capabilities.0 must be a capability name']],
     ['a bad realm', { ...base, realm: 'hot' }, ['realm must be "fresh" or "warm"']],
     ['an unknown top-level key', { ...base, colour: 'blue' }, ['colour: unknown key']],

@@ -75,7 +75,7 @@ describe('a rule hits exactly the tools it names', () => {
 });
 
 describe('a when argument no tool of the rule declares', () => {
-  const declared = { type: 'object', properties: { path: { type: 'string' }, options: { type: 'object', properties: { mode: { type: 'string' } } } } };
+  const declared = { type: 'object', properties: { path: { type: 'string' }, options: { type: 'object', properties: { mode: { type: 'string' } } }, files: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' } } } } } } };
   const tools = [{ name: 'write_file', parameters: declared }, { name: 'free_form', parameters: { type: 'object' } }, { name: 'composed', parameters: { type: 'object', anyOf: [{ properties: { pth: {} } }] } }];
   const mistakes = (tool: string, when: Record<string, string>) => ruleMistakes({ name: 'p', module: './index.js', permissions: { rules: [{ tool, when, decision: 'deny' }] } }, tools);
 
@@ -83,6 +83,9 @@ describe('a when argument no tool of the rule declares', () => {
     ['write_file', { pth: '/etc/**' }, ['permissions.rules.0.when.pth names no argument declared by write_file, so the rule can never apply']],
     ['write_file', { 'options.mdoe': 'x' }, ['permissions.rules.0.when.options.mdoe names no argument declared by write_file, so the rule can never apply']],
     ['write_file', { path: '/etc/**', 'options.mode': 'x' }, []],
+    // The policy looks through lists (files.path reaches every entry's path): so does the check.
+    ['write_file', { 'files.path': '/etc/**' }, []],
+    ['write_file', { 'files.pth': '/etc/**' }, ['permissions.rules.0.when.files.pth names no argument declared by write_file, so the rule can never apply']],
     ['free_form', { pth: '/etc/**' }, []],
     ['composed', { pth: '/etc/**' }, []],
     ['*', { pth: '/etc/**' }, []],

@@ -46,13 +46,36 @@ export interface PermissionPolicy {
 const STRICTNESS: Readonly<Record<Decision, number>> = { allow: 0, ask: 1, deny: 2 };
 const DECISIONS: ReadonlySet<string> = new Set(['allow', 'deny', 'ask']);
 
-function valueAt(args: JsonObject, dottedPath: string): JsonValue | undefined {
-  let current: JsonValue | undefined = args;
+/**
+ * What the arguments hold at a dotted path. A list on the way is looked through, element by
+ * element (`files.path` reaches the path of every entry of `files`), so wrapping an object in
+ * a list cannot hide its value from a rule; a list at the end gives its entries.
+ */
+type Found =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'strings'; readonly values: readonly string[] }
+  /** Something there is not a string: a path rule cannot judge it. */
+  | { readonly kind: 'unjudgeable' };
+
+function valuesAt(args: JsonObject, dottedPath: string): Found {
+  let reached: JsonValue[] = [args];
   for (const key of dottedPath.split('.')) {
-    if (current === null || typeof current !== 'object' || Array.isArray(current)) return undefined;
-    current = Object.prototype.hasOwnProperty.call(current, key) ? (current as JsonObject)[key] : undefined;
+    const next: JsonValue[] = [];
+    const visit = (value: JsonValue): void => {
+      if (Array.isArray(value)) for (const entry of value) visit(entry);
+      else if (value !== null && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, key)) next.push((value as JsonObject)[key] as JsonValue);
+    };
+    for (const value of reached) visit(value);
+    reached = next;
   }
-  return current;
+  if (reached.length === 0) return { kind: 'absent' };
+  const values: string[] = [];
+  for (const value of reached) {
+    if (typeof value === 'string') values.push(value);
+    else if (Array.isArray(value) && value.every((entry) => typeof entry === 'string')) values.push(...(value as string[]));
+    else return { kind: 'unjudgeable' };
+  }
+  return { kind: 'strings', values };
 }
 
 interface CompiledRule {
@@ -99,19 +122,19 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
         if (rule.tenants !== undefined && (tenant === undefined || !rule.tenants.includes(tenant))) continue;
         let holds = true;
         for (const condition of conditions) {
-          const value = valueAt(args, condition.argument);
+          const found = valuesAt(args, condition.argument);
           // An absent argument meets no condition; a list of strings is judged entry by entry.
-          if (value === undefined) {
+          if (found.kind === 'absent') {
             holds = false;
             continue;
           }
-          const values = typeof value === 'string' ? [value] : Array.isArray(value) && value.every((entry) => typeof entry === 'string') ? (value as string[]) : undefined;
-          if (values === undefined) {
+          if (found.kind === 'unjudgeable') {
             // A number, object or nested list cannot be judged as a path: a restricting rule then
             // applies (fail closed), a permitting one does not.
             if (rule.decision === 'allow') holds = false;
             continue;
           }
+          const values = found.values;
           // A restricting rule applies when any entry matches; a permitting one only when every entry does.
           let any = false;
           let every = values.length > 0;

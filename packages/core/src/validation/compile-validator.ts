@@ -44,7 +44,8 @@ export const DEFAULT_VALIDATION_BUDGET: ValidationBudget = Object.freeze({ baseS
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: AjvInstance) => void;
 
-const options = { strict: false, allErrors: true, logger: false, validateSchema: true, verbose: true, code: { regExp: linearRegExp } } as const;
+// ownProperties: `required: ["constructor"]` must not be met by Object.prototype, nor `properties` check what an object inherits.
+const options = { strict: false, allErrors: true, logger: false, validateSchema: true, verbose: true, ownProperties: true, code: { regExp: linearRegExp } } as const;
 
 /** One ajv instance per dialect, made the first time a schema of that dialect is compiled (each takes milliseconds). */
 const instances: { draft07?: AjvInstance; draft2019?: AjvInstance; draft2020?: AjvInstance } = {};

@@ -21,6 +21,21 @@ const root = z.string().refine(
 /** `"/etc/**"`, a list, or `{ "matches": ..., "root": "/srv/workspace" }` to resolve relative paths against a root. */
 const condition = z.union([globs, z.strictObject({ matches: globs, root: root.optional() })], { error: 'must be a glob, a list of globs, or { "matches": globs, "root": "/absolute/folder" }' });
 
+/**
+ * A record whose keys name things (tools, argument paths, secrets). zod leaves a "__proto__"
+ * key out of a record's output without checking it (assigning it would set the prototype),
+ * so a rule or secret under that name would vanish and a deny would protect nothing:
+ * refused instead, naming the way that works.
+ */
+function namedRecord<Key extends z.ZodType<string, string>, Value extends z.ZodType>(key: Key, value: Value, instead: string) {
+  return z.preprocess((input, context) => {
+    if (typeof input === 'object' && input !== null && Object.hasOwn(input, '__proto__')) {
+      context.addIssue({ code: 'custom', input, path: ['__proto__'], message: `cannot be a key here (JSON readers take it for the object's prototype)${instead}` });
+    }
+    return input;
+  }, z.record(key, value));
+}
+
 /** An origin for the fetch capability's allowlist: scheme, host and optional port, or a "*." subdomain wildcard. */
 const origin = z.string().refine((text) => parseOrigin(text) !== undefined, 'must be an origin like "https://api.example.com", "http://127.0.0.1:8080" or "https://*.example.com"');
 
@@ -47,11 +62,11 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
     }).optional(),
     permissions: z.strictObject({
       default: decision.optional(),
-      tools: z.record(toolName, decision).optional(),
+      tools: namedRecord(toolName, decision, '; for a tool named "__proto__" write a rule: { "tool": "__proto__", "decision": ... }').optional(),
       /** Argument-level rules for this plugin's tools, e.g. deny write_file when path matches /etc/**. */
       rules: z.array(z.strictObject({
         tool: globs,
-        when: z.record(z.string().min(1, 'argument paths must not be empty'), condition).optional(),
+        when: namedRecord(z.string().min(1, 'argument paths must not be empty'), condition, '').optional(),
         decision,
         reason: z.string().max(500).optional(),
       })).max(100).optional(),
@@ -74,13 +89,14 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
       maxResponseBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_RESPONSE_BYTES_CAP, `must be at most ${MAX_RESPONSE_BYTES_CAP}`).optional(),
     }).optional(),
     /** Secrets the host adds to fetch requests to their origins: the plugin names them, never reads them. */
-    secrets: z.record(
+    secrets: namedRecord(
       z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a secret name (letters, digits, "_")'),
       z.strictObject({
         origins: z.array(origin).min(1, 'must list at least one origin').max(20),
         header: z.string().regex(/^[!#$%&'*+.^`|~\w-]{1,64}$/, 'must be an HTTP header name').refine((name) => !HOST_HEADERS.has(name.toLowerCase()), 'must not be a header the host sets itself (host, content-length, connection, ...)'),
         format: z.string().max(200).refine((text) => text.includes('{secret}') && !/[\r\n\0]/.test(text), 'must contain "{secret}" and no line breaks, e.g. "Bearer {secret}"'),
       }),
+      '',
     ).optional(),
     /** "fresh" (default): a new realm per call. "warm": one realm per tenant, reused while healthy. */
     realm: z.enum(['fresh', 'warm'], { error: 'must be "fresh" or "warm"' }).optional(),
@@ -97,7 +113,11 @@ let shapeSchema: z.ZodType | undefined;
 export function knownKeysAt(path: readonly PropertyKey[]): string[] {
   let node: z.ZodType = (shapeSchema ??= manifestSchema());
   const unwrap = (): void => {
-    while (node instanceof z.ZodOptional) node = node.unwrap() as z.ZodType;
+    for (;;) {
+      if (node instanceof z.ZodOptional) node = node.unwrap() as z.ZodType;
+      else if (node instanceof z.ZodPipe) node = node.out as z.ZodType; // namedRecord's check in front of its record
+      else return;
+    }
   };
   unwrap();
   for (const step of path) {

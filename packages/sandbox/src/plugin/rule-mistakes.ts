@@ -12,10 +12,26 @@ interface ToolShape {
 // Where these appear, what a schema accepts is not a plain list of properties: no verdict.
 const COMPOSED = ['allOf', 'anyOf', 'oneOf', '$ref', '$dynamicRef', 'if', 'not', 'patternProperties', 'dependentSchemas', 'unevaluatedProperties'];
 
+/** A list's element schema (through lists of lists), or the schema itself when it is not a plain list. */
+function elementSchema(schema: unknown): unknown {
+  let current = schema;
+  for (let depth = 0; depth < 64; depth += 1) {
+    if (typeof current !== 'object' || current === null || Array.isArray(current)) return current;
+    const node = current as Record<string, unknown>;
+    const items = node.items;
+    if (Object.prototype.hasOwnProperty.call(node, 'properties') || typeof items !== 'object' || items === null || Array.isArray(items)) return current;
+    if (COMPOSED.some((key) => Object.prototype.hasOwnProperty.call(node, key)) || Object.prototype.hasOwnProperty.call(node, 'prefixItems')) return current;
+    current = items;
+  }
+  return current;
+}
+
 /** Whether the schema surely has no argument at this dotted path (false when it cannot tell). */
 function surelyUndeclared(schema: unknown, dottedPath: string): boolean {
   let current = schema;
   for (const segment of dottedPath.split('.')) {
+    // The policy looks through lists (`files.path` reaches every entry's path): so does this.
+    current = elementSchema(current);
     if (typeof current !== 'object' || current === null || Array.isArray(current)) return false;
     const node = current as Record<string, unknown>;
     if (COMPOSED.some((key) => Object.prototype.hasOwnProperty.call(node, key))) return false;
