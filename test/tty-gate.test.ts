@@ -1,7 +1,7 @@
 // The person at the terminal is the last line of defence: through a real pty (`script`),
 // nothing a model or plugin writes can drive the terminal, and the approval prompt shows
 // what will run (or says plainly what it hides, and shows it on request).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT } from './support/run-cli.js';
@@ -16,6 +16,36 @@ function atTerminal(args: string, options: { input?: string; color?: boolean; co
   const command = `stty cols ${options.columns ?? 80} 2>/dev/null; ${process.execPath} ${BIN} ${args}`;
   const result = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env, input: options.input ?? '', encoding: 'utf8', timeout: 60_000 });
   return result.stdout;
+}
+
+/**
+ * Like atTerminal, but as a person answers: each answer is typed once its question is on the
+ * screen (a line typed before its question answers nothing), then input ends.
+ */
+function answeringAtTerminal(args: string, answers: readonly string[], options: { columns?: number } = {}): Promise<string> {
+  const env: Record<string, string | undefined> = { ...process.env, TERM: 'xterm-256color', COLUMNS: String(options.columns ?? 80), NO_COLOR: '1' };
+  const command = `stty cols ${options.columns ?? 80} 2>/dev/null; ${process.execPath} ${BIN} ${args}`;
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const pending = [...answers];
+  let screen = '';
+  let asked = 0;
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    screen += chunk;
+    const questions = screen.match(/\? \[y\/N(?:\/v)?\] /g)?.length ?? 0;
+    while (asked < questions) {
+      asked += 1;
+      const answer = pending.shift();
+      if (answer !== undefined) child.stdin.write(`${answer}\n`);
+      if (pending.length === 0) child.stdin.end();
+    }
+  });
+  if (pending.length === 0) child.stdin.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.on('close', () => {
+    clearTimeout(timer);
+    resolve(screen);
+  }));
 }
 
 // Anything a terminal acts on or hides: C0 (but the pty's own CR LF), DEL, C1, bidi and
@@ -58,8 +88,8 @@ describe.skipIf(!hasScript)('hostile text at a terminal', () => {
 });
 
 describe.skipIf(!hasScript)('the approval prompt at a terminal', () => {
-  it.each([['y', '✓ ok'], ['n', '✗ PERMISSION_DENIED']])('shows the whole of a long path, its tail included, before "%s" gives %s', (answer, outcome) => {
-    const screen = screenText(atTerminal(`run ${G}/transcripts/long-path.json --plugins ${G}/plugins`, { input: `${answer}\n`, columns: 60 }));
+  it.each([['y', '✓ ok'], ['n', '✗ PERMISSION_DENIED']])('shows the whole of a long path, its tail included, before "%s" gives %s', async (answer, outcome) => {
+    const screen = screenText(await answeringAtTerminal(`run ${G}/transcripts/long-path.json --plugins ${G}/plugins`, [answer], { columns: 60 }));
     const prompt = screen.slice(screen.indexOf('Approval needed'), screen.indexOf('Allow publish_file?'));
     expect(prompt).toContain('Arguments of publish_file (all shown):');
     const shown = prompt.split('\n').slice(2).map((line) => line.trim()).join('');
@@ -69,8 +99,8 @@ describe.skipIf(!hasScript)('the approval prompt at a terminal', () => {
     expect(screen).toContain(`publish_file  ${outcome}`);
   });
 
-  it('says what it hides; "v" shows everything, then the question is asked again', () => {
-    const screen = screenText(atTerminal(`run ${G}/transcripts/huge-args.json --plugins ${G}/plugins`, { input: 'v\ny\n', columns: 100 }));
+  it('says what it hides; "v" shows everything, then the question is asked again', async () => {
+    const screen = screenText(await answeringAtTerminal(`run ${G}/transcripts/huge-args.json --plugins ${G}/plugins`, ['v', 'y'], { columns: 100 }));
     const first = screen.slice(0, screen.indexOf('All arguments of publish_file:'));
     expect(first).toContain('NOT ALL SHOWN: 8421 characters hidden; answer v to see everything');
     expect(first).toContain('path: "notes/a.md"');
@@ -82,8 +112,23 @@ describe.skipIf(!hasScript)('the approval prompt at a terminal', () => {
     expect(screen).toContain('publish_file  ✓ ok');
   });
 
-  it('anything but yes after viewing is a no', () => {
-    const screen = screenText(atTerminal(`run ${G}/transcripts/huge-args.json --plugins ${G}/plugins`, { input: 'v\nv\n', columns: 100 }));
+  it('anything but yes after viewing is a no', async () => {
+    const screen = screenText(await answeringAtTerminal(`run ${G}/transcripts/huge-args.json --plugins ${G}/plugins`, ['v', 'v'], { columns: 100 }));
+    expect(screen).toContain('publish_file  ✗ PERMISSION_DENIED');
+  });
+
+  it('a line typed before its question answers nothing: the rest of a paste cannot approve the next call', async () => {
+    // "y" twice at the first question (a paste, a double Enter): the second line was typed
+    // before the second question was on the screen, so that question gets no answer, and no is the default.
+    const screen = screenText(await answeringAtTerminal(`run ${G}/transcripts/two-asks.json --plugins ${G}/plugins`, ['y\ny'], { columns: 100 }));
+    expect(screen.match(/\? \[y\/N\] /g)).toHaveLength(2);
+    expect(screen).toMatch(/publish_file {2}✓ ok .*· first/);
+    expect(screen).toMatch(/publish_file {2}✗ PERMISSION_DENIED .*· second/);
+  });
+
+  it('lines typed before the first question are dropped too', () => {
+    const screen = screenText(atTerminal(`run ${G}/transcripts/long-path.json --plugins ${G}/plugins`, { input: 'y\n', columns: 60 }));
+    expect(screen).toContain('Allow publish_file?');
     expect(screen).toContain('publish_file  ✗ PERMISSION_DENIED');
   });
 });

@@ -20,6 +20,8 @@ export function approverFor(options: { approveAll: boolean; approve: readonly st
  */
 function askAtTerminal(): Approver {
   const lines = new TerminalLines(process.stdin);
+  // From now on a line answers only the question on the screen: nothing typed ahead is kept.
+  lines.listen();
   let queue: Promise<unknown> = Promise.resolve();
   return (request, signal) => {
     const answer = queue.then(() => ask(lines, request, signal));

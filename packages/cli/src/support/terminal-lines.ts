@@ -1,28 +1,38 @@
-// Lines typed at the terminal, one per question. Lines that arrive before a question is
-// asked are kept for the next one (typed ahead, or sent by a script), never dropped; input
-// is paused between questions so an idle reader does not keep the process alive. The
-// terminal stays in its own line mode: it echoes and edits, and Ctrl-C stays a signal.
+// Lines typed at the terminal, one per question. A line answers only a question already on
+// the screen: whatever arrives while none is asked (typed ahead, a double Enter, the rest
+// of a paste) is read and dropped, so it can never approve a call the person has not seen.
+// Input is read from `listen()` on, but holds the process open only while a question waits.
+// The terminal stays in its own line mode: it echoes and edits, and Ctrl-C stays a signal.
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable } from 'node:stream';
 
+/** A TTY stream is a socket: ref and unref decide whether it keeps the process alive. */
+interface Refable {
+  ref?: () => void;
+  unref?: () => void;
+}
+
 export class TerminalLines {
   private reader: Interface | undefined;
-  private readonly buffered: string[] = [];
   private waiting: ((line: string | undefined) => void) | undefined;
   private ended = false;
 
   constructor(private readonly input: Readable) {}
 
-  /** The next line, or undefined at the end of input. Rejects when the signal aborts. */
+  /** Starts reading now: lines typed before the first question are dropped too. */
+  listen(): void {
+    this.open();
+  }
+
+  /** The next line typed after this call, or undefined at the end of input. Rejects when the signal aborts. */
   next(signal: AbortSignal): Promise<string | undefined> {
-    if (this.buffered.length > 0) return Promise.resolve(this.buffered.shift());
     if (this.ended) return Promise.resolve(undefined);
-    const reader = this.open();
+    this.open();
     return new Promise((resolve, reject) => {
       const settle = (): void => {
         signal.removeEventListener('abort', onAbort);
         this.waiting = undefined;
-        reader.pause();
+        (this.input as Refable).unref?.();
       };
       const onAbort = (): void => {
         settle();
@@ -34,18 +44,21 @@ export class TerminalLines {
         settle();
         resolve(line);
       };
-      reader.resume();
+      (this.input as Refable).ref?.();
     });
   }
 
   private open(): Interface {
     if (this.reader !== undefined) return this.reader;
     const reader = createInterface({ input: this.input, terminal: false, crlfDelay: Infinity });
-    reader.on('line', (line) => (this.waiting === undefined ? this.buffered.push(line) : this.waiting(line)));
+    // No question waits: the line was typed before one was shown, and answers nothing.
+    reader.on('line', (line) => this.waiting?.(line));
     reader.on('close', () => {
       this.ended = true;
       this.waiting?.(undefined);
     });
+    // Reading all along (so nothing typed early is kept for a later question), without keeping the process alive.
+    (this.input as Refable).unref?.();
     this.reader = reader;
     return reader;
   }
