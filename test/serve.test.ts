@@ -154,6 +154,58 @@ async function startHttp(extra: string[] = []): Promise<{ url: URL; stderr: () =
   return { url: new URL(/listening on (http:\/\/\S+)/.exec(stderr)![1]!), stderr: () => stderr, stop: () => server.kill('SIGTERM') };
 }
 
+describe('airlock serve over stdio: the connection itself', () => {
+  /** A raw stdio server: send lines, collect the answers by id, end input. */
+  function rawStdio(): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; stderr: () => string } {
+    const server = spawn(process.execPath, ['--no-node-snapshot', BIN, 'serve', '--plugins', 'examples/plugins'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const answers = new Map<unknown, Record<string, unknown>>();
+    const waiting = new Map<unknown, (answer: Record<string, unknown>) => void>();
+    server.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      for (let newline = stdout.indexOf('\n'); newline >= 0; newline = stdout.indexOf('\n')) {
+        const message = JSON.parse(stdout.slice(0, newline)) as Record<string, unknown>;
+        stdout = stdout.slice(newline + 1);
+        if (!('id' in message)) continue;
+        answers.set(message.id, message);
+        waiting.get(message.id)?.(message);
+      }
+    });
+    server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    return {
+      send: (line) => void server.stdin.write(`${line}\n`),
+      answer: (id) => (answers.has(id) ? Promise.resolve(answers.get(id)!) : new Promise((resolve) => waiting.set(id, resolve))),
+      end: () => {
+        server.stdin.end();
+        return exited;
+      },
+      stderr: () => stderr,
+    };
+  }
+  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+
+  it('the client closing standard input ends the server with exit 0', async () => {
+    const server = rawStdio();
+    server.send(initialize);
+    expect(await server.answer('init')).toHaveProperty('result.serverInfo.name', 'airlock');
+    expect(await server.end()).toBe(0);
+  });
+
+  it('a message over 10 MiB is dropped and answered with an error; the server goes on serving', async () => {
+    const server = rawStdio();
+    server.send(initialize);
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'x'.repeat(11 * 1024 * 1024) } } }));
+    expect(await server.answer(7)).toMatchObject({ error: { code: -32600, message: expect.stringContaining('larger than') } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }));
+    expect(await server.answer(8)).toHaveProperty('result.tools');
+    expect(server.stderr()).toContain('dropped a message of');
+    expect(await server.end()).toBe(0);
+  });
+});
+
 describe('airlock serve over Streamable HTTP', () => {
   let url: URL;
   let stderr: () => string;

@@ -4,7 +4,7 @@
 import { createEngine, defineTool, type ApprovalRequest, type JsonObject, type ToolResult } from '@airlock/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { approvalPrompt, fullArguments, wrap } from '../src/support/approval-prompt.js';
+import { approvalPrompt, elicitationMessage, fullArguments, wrap } from '../src/support/approval-prompt.js';
 import { renderCards } from '../src/support/render-cards.js';
 import { stylist } from '../src/support/style.js';
 import { jsonText } from '../src/support/terminal-text.js';
@@ -99,6 +99,21 @@ describe('the approval prompt', () => {
       const prompt = approvalPrompt(hostile, width);
       expect(prompt.text.replace(/\n/g, '')).not.toMatch(INVISIBLE);
       expect(fullArguments(hostile, width).replace(/\n/g, '')).not.toMatch(INVISIBLE);
+    }), { numRuns: 300 });
+  });
+
+  it('an MCP client is asked the same way: every argument escaped, and whatever is cut said plainly', () => {
+    expect(elicitationMessage(request({ path: 'notes/old.md' }, 'delete_file'))).toBe('Allow delete_file({"path":"notes/old.md"})? Approval needed: permissions.tools.write_file in the ws plugin\'s manifest.');
+    // A long harmless note once pushed the path out of a 300-character message without a word.
+    const long = elicitationMessage(request({ note: 'harmless '.repeat(40), path: '/etc/passwd' }));
+    expect(long).toContain('"path":"/etc/passwd"');
+    const cut = elicitationMessage(request({ content: `${'x'.repeat(5000)}MIDDLE${'y'.repeat(5000)}`, path: '/etc/passwd' }));
+    expect(cut).toContain('NOT ALL SHOWN: 8408 characters hidden');
+    expect(cut).toContain('path: "/etc/passwd"');
+    expect(cut).not.toContain('MIDDLE');
+    fc.assert(fc.property(hostileText, hostileText, (key, value) => {
+      const hostile: ApprovalRequest = { callId: 'c', toolName: `t${key}`, args: { [key]: value, [`${key}2`]: value.repeat(50) }, tenant: undefined, reason: value };
+      expect(elicitationMessage(hostile).replace(/\n/g, '')).not.toMatch(INVISIBLE);
     }), { numRuns: 300 });
   });
 

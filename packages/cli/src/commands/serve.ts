@@ -13,6 +13,7 @@ import { mcpServerEntry } from '../support/bin-path.js';
 import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
+import { MAX_MESSAGE_BYTES, MessageLines } from '../support/message-lines.js';
 import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { openSandbox } from '../support/open-engine.js';
 import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
@@ -88,7 +89,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${SERVE_HELP}\n`);
     return 0;
   }
-  const port = values.http === undefined ? undefined : Number(values.http);
+  const port = values.http === undefined ? undefined : /^\d{1,5}$/.test(values.http.trim()) ? Number(values.http) : NaN;
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError('--http must be a port number from 0 to 65535');
   if (values.tenant !== undefined && !TENANT.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
   const httpOnly = (['tenant-header', 'max-sessions', 'max-sessions-per-tenant', 'idle-timeout'] as const).find((flag) => values[flag] !== undefined);
@@ -149,9 +150,18 @@ async function serveStdio(sandbox: Sandbox, options: McpSessionOptions): Promise
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
-  await server.connect(new StdioServerTransport());
+  // One message at a time, an oversized one dropped and answered (the SDK's transport would close).
+  const input = process.stdin.pipe(new MessageLines(({ id, bytes }) => {
+    log(`dropped a message of ${bytes} bytes from the client: larger than ${MAX_MESSAGE_BYTES}`);
+    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `the message is larger than ${MAX_MESSAGE_BYTES} bytes; it was dropped` } })}\n`);
+  }));
+  // The client closing our standard input is its goodbye (the SDK's transport does not watch for it).
+  const ended = new Promise<void>((resolve) => input.once('end', () => resolve()));
+  const transport = new StdioServerTransport(input, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
+  transport.onerror = (error) => log(`stdio: ${visible(error.message)}`);
+  await server.connect(transport);
   log('serving over stdio');
-  await Promise.race([closed, stopSignal()]);
+  await Promise.race([closed, ended, stopSignal()]);
   await server.close().catch(() => undefined);
   await sandbox.close();
 }

@@ -35,13 +35,8 @@ function jsonOf(value: JsonValue): string {
   return visible(jsonText(value, 0));
 }
 
-export function approvalPrompt(request: ApprovalRequest, width: number): ApprovalPrompt {
-  const tool = visible(request.toolName);
-  const header = `Approval needed (${visible(request.reason)}).\n`;
-  const all = jsonOf(request.args);
-  const oneLine = `Allow ${tool}(${all})? [y/N] `;
-  if (Array.from(oneLine).length <= width) return { text: `${header}${oneLine}`, hidden: false, tool };
-
+/** Each argument as "key: value", escaped; a value too long is cut in the middle, and what is left out is counted. */
+function shownArguments(request: ApprovalRequest): { readonly lines: string[]; readonly notes: string[] } {
   const entries = Object.entries(request.args);
   const lines: string[] = [];
   let hiddenChars = 0;
@@ -53,18 +48,46 @@ export function approvalPrompt(request: ApprovalRequest, width: number): Approva
       hiddenChars += cut;
       text = `${shown.slice(0, EDGE_CHARS).join('')} … [${cut} characters hidden] … ${shown.slice(-EDGE_CHARS).join('')}`;
     }
-    lines.push(...wrap(`${visible(key)}: ${text}`, width));
+    lines.push(`${visible(key)}: ${text}`);
   }
   const hiddenArguments = Math.max(0, entries.length - MAX_ARGUMENTS);
-  const hidden = hiddenChars > 0 || hiddenArguments > 0;
   const notes: string[] = [];
   if (hiddenChars > 0) notes.push(`${hiddenChars} characters`);
   if (hiddenArguments > 0) notes.push(`${hiddenArguments} more argument${hiddenArguments === 1 ? '' : 's'}`);
+  return { lines, notes };
+}
+
+export function approvalPrompt(request: ApprovalRequest, width: number): ApprovalPrompt {
+  const tool = visible(request.toolName);
+  const header = `Approval needed (${visible(request.reason)}).\n`;
+  const all = jsonOf(request.args);
+  const oneLine = `Allow ${tool}(${all})? [y/N] `;
+  if (Array.from(oneLine).length <= width) return { text: `${header}${oneLine}`, hidden: false, tool };
+
+  const { lines, notes } = shownArguments(request);
+  const hidden = notes.length > 0;
   const summary = hidden
     ? `Arguments of ${tool} (NOT ALL SHOWN: ${notes.join(' and ')} hidden; answer v to see everything):`
     : `Arguments of ${tool} (all shown):`;
   const question = hidden ? `Allow ${tool}? [y/N/v] ` : `Allow ${tool}? [y/N] `;
-  return { text: `${header}${summary}\n${lines.join('\n')}\n${question}`, hidden, tool };
+  return { text: `${header}${summary}\n${lines.flatMap((line) => wrap(line, width)).join('\n')}\n${question}`, hidden, tool };
+}
+
+/**
+ * The question an MCP client shows (an elicitation): the same escaping as at the terminal,
+ * every argument shown, and a value too long for a dialog cut in the middle with what is
+ * hidden said plainly (a client has no "v" to see the rest).
+ */
+export function elicitationMessage(request: ApprovalRequest): string {
+  const tool = visible(request.toolName);
+  const reason = `Approval needed: ${visible(request.reason)}.`;
+  const all = jsonOf(request.args);
+  if (Array.from(all).length <= MAX_VALUE_CHARS) return `Allow ${tool}(${all})? ${reason}`;
+  const { lines, notes } = shownArguments(request);
+  const summary = notes.length > 0
+    ? `NOT ALL SHOWN: ${notes.join(' and ')} hidden. Decline unless you know what the hidden part holds.`
+    : 'All arguments shown.';
+  return `Allow ${tool}? ${reason}\nArguments (${summary})\n${lines.join('\n')}`;
 }
 
 /** Every argument in full, escaped and wrapped: what "v" shows. */

@@ -6,6 +6,7 @@
 import { createEngine, mcpCallToolResult, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
 import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { elicitationMessage } from './approval-prompt.js';
 import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
@@ -44,10 +45,10 @@ export function createMcpSession(options: McpSessionOptions): Server {
   const approver: Approver = async (request, signal) => {
     if (options.approveAll || options.approve.has(request.toolName)) return true;
     if (server.getClientCapabilities()?.elicitation === undefined) throw new Error('the MCP client does not support elicitation');
-    const args = JSON.stringify(request.args);
     const answer = await server.elicitInput(
       {
-        message: `Allow ${request.toolName}(${args.length > 300 ? `${args.slice(0, 300)}…` : args})? Approval needed: ${request.reason}.`,
+        // Escaped like the terminal's prompt, and nothing cut without saying so.
+        message: elicitationMessage(request),
         requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
       },
       { signal, ...(relatedRequest(request.callId) === undefined ? {} : { relatedRequestId: relatedRequest(request.callId) }) },

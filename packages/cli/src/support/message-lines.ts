@@ -1,0 +1,87 @@
+// Standard input for the MCP stdio transport, passed on one message (line) at a time. The
+// SDK's transport closes itself when its buffer passes 10 MiB: one oversized message from a
+// client ended the whole server, calls in flight included. Here a line longer than the limit
+// is dropped as it streams in (never held whole) and reported, and the server goes on.
+import { Transform, type TransformCallback } from 'node:stream';
+
+/** The largest message passed on, in bytes (the SDK's own default buffer). */
+export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+/** How much of a dropped message is kept to find its id in. */
+const HEAD_BYTES = 4096;
+
+/** A dropped message: its JSON-RPC id when its head names one before its params, else null. */
+export interface Dropped {
+  readonly id: string | number | null;
+  readonly bytes: number;
+}
+
+export class MessageLines extends Transform {
+  readonly #onDropped: (dropped: Dropped) => void;
+  readonly #maxBytes: number;
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  /** Bytes of the line being dropped so far, or -1 while the line is kept. */
+  #dropping = -1;
+  #head = Buffer.alloc(0);
+
+  constructor(onDropped: (dropped: Dropped) => void, maxBytes = MAX_MESSAGE_BYTES) {
+    super();
+    this.#onDropped = onDropped;
+    this.#maxBytes = maxBytes;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, newline < 0 ? chunk.length : newline);
+      if (this.#dropping >= 0) this.#dropping += piece.length;
+      else if (this.#pendingBytes + piece.length > this.#maxBytes) {
+        this.#head = Buffer.concat([...this.#pending, piece.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES);
+        this.#dropping = this.#pendingBytes + piece.length;
+        this.#pending = [];
+        this.#pendingBytes = 0;
+      } else {
+        this.#pending.push(piece);
+        this.#pendingBytes += piece.length;
+      }
+      if (newline < 0) break;
+      if (this.#dropping >= 0) {
+        this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping });
+        this.#dropping = -1;
+        this.#head = Buffer.alloc(0);
+      } else {
+        this.push(Buffer.concat([...this.#pending, NEWLINE]));
+      }
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      start = newline + 1;
+    }
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    // A last line without its newline is no message yet: the transport would wait for the rest.
+    if (this.#dropping >= 0) this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping });
+    done();
+  }
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * The request's id, read from the head of its text only where nothing can be mistaken for
+ * it: a top-level "id" that comes before "params" (as clients write them). Otherwise null,
+ * which JSON-RPC answers with when the id cannot be known.
+ */
+function idIn(head: string): string | number | null {
+  const params = head.indexOf('"params"');
+  const match = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,15})\s*[,}]/.exec(head);
+  if (match === null || (params >= 0 && (match.index + match[0].length) > params)) return null;
+  try {
+    const id: unknown = JSON.parse(match[1] as string);
+    return typeof id === 'string' || typeof id === 'number' ? id : null;
+  } catch {
+    return null;
+  }
+}

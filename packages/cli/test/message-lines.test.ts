@@ -1,0 +1,40 @@
+// What reaches the MCP stdio transport: whole messages, one line at a time; a message over
+// the limit is dropped as it streams in and reported with its id, and the next one passes.
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { MessageLines, type Dropped } from '../src/support/message-lines.js';
+
+async function through(chunks: readonly string[], maxBytes: number): Promise<{ lines: string[]; dropped: Dropped[] }> {
+  const dropped: Dropped[] = [];
+  const input = new PassThrough();
+  const lines: string[] = [];
+  const output = input.pipe(new MessageLines((entry) => dropped.push(entry), maxBytes));
+  output.on('data', (line: Buffer) => lines.push(line.toString()));
+  const ended = new Promise((resolve) => output.on('end', resolve));
+  for (const chunk of chunks) input.write(chunk);
+  input.end();
+  await ended;
+  return { lines, dropped };
+}
+
+describe('messages from an MCP client over stdio', () => {
+  it('passes each line on whole, however the chunks fall', async () => {
+    const { lines, dropped } = await through(['{"id":1}\n{"i', 'd":2}\n', '{"id":3}\n'], 64);
+    expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n', '{"id":3}\n']);
+    expect(dropped).toEqual([]);
+  });
+
+  it('drops a line over the limit, across chunks, reports its id, and passes the next', async () => {
+    const big = `{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"d":"${'x'.repeat(200)}"}}`;
+    const { lines, dropped } = await through(['{"id":1}\n', big.slice(0, 50), big.slice(50), '\n{"id":2}\n'], 100);
+    expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n']);
+    expect(dropped).toEqual([{ id: 'call-7', bytes: big.length }]);
+  });
+
+  it('answers null where the id cannot be known for sure', async () => {
+    const nested = `{"params":{"id":5,"d":"${'x'.repeat(200)}"},"id":9}\n`;
+    const headless = `${'x'.repeat(200)}\n`;
+    const { dropped } = await through([nested, headless], 100);
+    expect(dropped.map((entry) => entry.id)).toEqual([null, null]);
+  });
+});
