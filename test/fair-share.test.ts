@@ -142,6 +142,21 @@ describe('blast radius', () => {
     expect((await engine.run([stamp('m5', 0)], { tenant: 'mallory' }))[0]).toMatchObject({ error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('quarantined until') } });
   });
 
+  it('the suspects of one crash each get a probation lane: one holding its lane with a long call does not hold up the neighbour caught beside it', async () => {
+    const gate = entered(['n1']);
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, faults: ({ callId }) => (callId === 'm1' ? 'kill-process' : undefined) }, { onStage: gate.onStage });
+    const [neighbour] = tenantsOn(sandbox, sandbox.shardOf('mallory'), 1, 'near');
+    const first = engine.run([stamp('n1', 2500)], { tenant: neighbour! });
+    await gate.all;
+    expect(code((await engine.run([stamp('m1', 0)], { tenant: 'mallory' }))[0])).toBe('SANDBOX_CRASH');
+    expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    // Both are suspects now, each alone in a process of its own: their calls overlap.
+    const [[held], [victim]] = await Promise.all([engine.run([timed('m2', 1500)], { tenant: 'mallory' }), engine.run([timed('n2', 300)], { tenant: neighbour! })]);
+    expect([held, victim].map(code)).toEqual(['ok', 'ok']);
+    expect(span(victim).start).toBeLessThan(span(held).end);
+    expect(span(held).start).toBeLessThan(span(victim).end);
+  }, 30_000);
+
   it('a call that queued before its pair became a suspect runs in probation, not beside its old shard\'s calls', async () => {
     const probe = createSandbox({ processes: 2 });
     const [neighbour] = tenantsOn(probe, probe.shardOf('mallory'), 1, 'near');

@@ -160,8 +160,8 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     threads,
     reserveThreads: tenancy.reserveThreads,
     claimMs: tenancy.claimMs,
-    // Each shard's pool can hold every admitted call; probation runs one at a time.
-    placements: sharded === undefined ? [callThreads] : [...Array.from({ length: tenancy.processes }, () => callThreads), 1],
+    // Each shard's pool can hold every admitted call; each probation lane runs one at a time.
+    placements: sharded === undefined ? [callThreads] : placementsOf(sharded, callThreads, 'calls'),
     weightOf: tenancy.weightOf,
     placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.placementOf(tenant, plugin),
   });
@@ -171,12 +171,9 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     threads,
     reserveThreads: tenancy.reserveThreads,
     claimMs: tenancy.claimMs,
-    placements: sharded === undefined ? [callThreads] : [...Array.from({ length: tenancy.processes }, () => callThreads), 0, 1],
+    placements: sharded === undefined ? [callThreads] : placementsOf(sharded, callThreads, 'programs'),
     weightOf: tenancy.weightOf,
-    placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => {
-      const placement = sharded.placementOf(tenant, plugin);
-      return placement === sharded.probation ? sharded.programProbation : placement;
-    },
+    placementOf: sharded === undefined ? () => 0 : (tenant, plugin) => sharded.programLaneOf(sharded.placementOf(tenant, plugin)),
   });
   const hooks: CallHooks = { admission, refusal: (tenant, plugin) => quarantine?.refusal(tenant, plugin), capabilities: offered, faultFor: testing.faults };
   const verdicts: Verdicts = new WeakMap();
@@ -246,4 +243,11 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
   sandboxHosts.set(sandbox, host);
   sandboxInternals.set(sandbox, { host, hooks, programAdmission, programThreads: callThreads, caps });
   return sandbox;
+}
+
+/** How many calls (or programs) each process may run: a shard its pool's threads, a probation lane of their own kind one. */
+function placementsOf(sharded: ShardedHost, callThreads: number, kind: 'calls' | 'programs'): number[] {
+  const { shards, lanes } = sharded.layout;
+  const lane = (mine: boolean): number[] => Array.from({ length: lanes }, () => (mine ? 1 : 0));
+  return [...Array.from({ length: shards }, () => callThreads), ...lane(kind === 'calls'), ...lane(kind === 'programs')];
 }

@@ -1,11 +1,14 @@
 // Several supervised sandbox processes (shards), each tenant placed on one by a stable
 // hash: a process abort costs only the calls in flight in its own shard. Crash suspects
-// run in a probation process of their own, one call at a time, so a suspect never again
-// shares a process with other tenants' calls, and a crash there is pinned on it with
-// certainty. A suspect's Code Mode programs have a probation process of their own: admitted
-// from their own budget, a program beside a call in one process would share its fate and
-// make its crash uncertain again. Crashes are reported to the quarantine, which refuses a repeat offender's
-// calls before they reach any process.
+// run in probation processes (lanes), each running one call at a time, so a suspect never
+// again shares a process with other calls, and a crash there is pinned on it with
+// certainty. Each suspect tenant gets a lane of its own while lanes last: one lane shared by
+// every suspect let a hostile suspect hold it with calls that never end (up to their
+// deadline, each) while the innocent neighbours caught in the same crash waited behind it.
+// A suspect's Code Mode programs have probation lanes of their own: admitted from their own
+// budget, a program beside a call in one process would share its fate and make its crash
+// uncertain again. Crashes are reported to the quarantine, which refuses a repeat
+// offender's calls before they reach any process.
 import { NO_USAGE, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { ChildProcessHost, type ChildProcessOptions } from './child-process-host.js';
 import type { CrashQuarantine } from './crash-quarantine.js';
@@ -19,40 +22,76 @@ export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onCrash'>
   readonly loaderTenant: string;
   /** Threads of each probation process (default 1). */
   readonly probationThreads?: number;
+  /** Probation lanes (processes, started only when used) for calls, and as many for programs. Default PROBATION_LANES. */
+  readonly probationLanes?: number;
 }
 
+/** Suspect tenants that each get a probation lane of their own; beyond, they share. */
+export const PROBATION_LANES = 4;
+/** A tenant keeps its lane this long after its last suspect call (the quarantine's default window). */
+const LANE_HELD_MS = 60_000;
+
 export class ShardedHost implements SandboxHost {
-  /** The shards, then the probation process for calls, then the one for programs. */
+  /** The shards, then the probation lanes for calls, then those for programs. */
   readonly #hosts: ChildProcessHost[];
   readonly #quarantine: CrashQuarantine;
   readonly #loaderTenant: string;
+  readonly #shards: number;
+  readonly #lanes: number;
+  /** Which call lane each suspect tenant was given, and when it last used it. */
+  readonly #laneOf = new Map<string, { readonly lane: number; at: number }>();
 
   constructor(options: ShardedHostOptions) {
-    const { processes, quarantine, loaderTenant, probationThreads, ...child } = options;
+    const { processes, quarantine, loaderTenant, probationThreads, probationLanes, ...child } = options;
     this.#quarantine = quarantine;
     this.#loaderTenant = loaderTenant;
+    this.#shards = processes;
+    this.#lanes = probationLanes ?? PROBATION_LANES;
     const onCrash = (inFlight: Parameters<CrashQuarantine['recordCrash']>[0]): void => quarantine.recordCrash(inFlight);
+    const lane = (): ChildProcessHost => new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash });
     this.#hosts = [
       ...Array.from({ length: processes }, () => new ChildProcessHost({ ...child, onCrash })),
-      new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash }),
-      new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash }),
+      ...Array.from({ length: this.#lanes * 2 }, lane),
     ];
   }
 
-  /** Index of the probation process among placements: where placementOf puts a suspect. */
-  get probation(): number {
-    return this.#hosts.length - 2;
+  /** How many processes there are of each kind, in placement order: shards, call lanes, program lanes. */
+  get layout(): { readonly shards: number; readonly lanes: number } {
+    return { shards: this.#shards, lanes: this.#lanes };
   }
 
-  /** Index of the probation process for Code Mode programs (their admission puts a suspect program there). */
-  get programProbation(): number {
-    return this.#hosts.length - 1;
+  /** Whether a placement is a probation lane for calls. */
+  isProbation(placement: number): boolean {
+    return placement >= this.#shards && placement < this.#shards + this.#lanes;
   }
 
-  /** Where a tenant+plugin's tasks run now: its shard, or probation while it is a crash suspect. */
+  /** The program lane paired with a call lane: a suspect's programs run there, never beside its calls. */
+  programLaneOf(placement: number): number {
+    return this.isProbation(placement) ? placement + this.#lanes : placement;
+  }
+
+  /** Where a tenant+plugin's tasks run now: its shard, or its probation lane while it is a crash suspect. */
   placementOf(tenant: string, plugin: string | undefined): number {
-    if (plugin !== undefined && this.#quarantine.isSuspect(tenant, plugin)) return this.probation;
-    return shardOf(tenant, this.probation);
+    if (plugin !== undefined && this.#quarantine.isSuspect(tenant, plugin)) return this.#laneFor(tenant);
+    return shardOf(tenant, this.#shards);
+  }
+
+  /** The tenant's lane, or the one fewest other suspect tenants hold now. */
+  #laneFor(tenant: string): number {
+    const now = Date.now();
+    const held = this.#laneOf.get(tenant);
+    if (held !== undefined) {
+      held.at = now;
+      return this.#shards + held.lane;
+    }
+    const holders = Array.from({ length: this.#lanes }, () => 0);
+    for (const [name, entry] of this.#laneOf) {
+      if (now - entry.at > LANE_HELD_MS) this.#laneOf.delete(name);
+      else holders[entry.lane] = (holders[entry.lane] as number) + 1;
+    }
+    const lane = holders.indexOf(Math.min(...holders));
+    this.#laneOf.set(tenant, { lane, at: now });
+    return this.#shards + lane;
   }
 
   run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler, placement?: number): Promise<SandboxOutcome> {
