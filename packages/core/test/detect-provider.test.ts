@@ -74,11 +74,22 @@ describe('detectToolCallMessage: refusals say what is accepted', () => {
   });
 });
 
+describe('a message in two formats at once is refused, not half run', () => {
+  it('OpenAI tool_calls beside Anthropic tool_use blocks', () => {
+    const message = { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'read_note', arguments: '{}' } }], content: [{ type: 'tool_use', id: 'b', name: 'delete_note', input: {} }] };
+    expect(() => detectToolCallMessage(message)).toThrow('the message holds OpenAI "tool_calls" and Anthropic "tool_use" blocks: which calls to run is not clear');
+  });
+});
+
 describe('a call without an id is refused, not answered under a made-up id', () => {
   it.each([
     ['openai', { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'read_note', arguments: '{}' } }] }, 'not an OpenAI Chat Completions tool-call message: tool_calls[0].id is missing'],
     ['anthropic', { role: 'assistant', content: [{ type: 'tool_use', name: 'read_note', input: {} }] }, 'not an Anthropic Messages tool-call message: tool_use[0].id is missing'],
     ['responses', [{ type: 'function_call', name: 'read_note', arguments: '{}' }], 'not an OpenAI Responses tool-call message: function_call[0].call_id is missing'],
+    // An empty id is no id: its result would match no call either.
+    ['openai', { role: 'assistant', tool_calls: [{ id: '', type: 'function', function: { name: 'read_note', arguments: '{}' } }] }, 'not an OpenAI Chat Completions tool-call message: tool_calls[0].id is empty'],
+    ['anthropic', { role: 'assistant', content: [{ type: 'tool_use', id: '', name: 'read_note', input: {} }] }, 'not an Anthropic Messages tool-call message: tool_use[0].id is empty'],
+    ['responses', [{ type: 'function_call', call_id: '', name: 'read_note', arguments: '{}' }], 'not an OpenAI Responses tool-call message: function_call[0].call_id is empty'],
   ] as const)('%s', (provider, message, expected) => {
     expect(() => PROVIDERS[provider].parseCalls(message)).toThrow(expected);
   });

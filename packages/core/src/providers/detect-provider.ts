@@ -24,12 +24,17 @@ export interface DetectedMessage {
 
 const isFunctionCallItem = (item: unknown): boolean => isRecord(item) && item.type === 'function_call';
 
+const FORMAT_NAMES = { openai: 'OpenAI "tool_calls"', anthropic: 'Anthropic "tool_use" blocks', gemini: 'Gemini "functionCall" parts' } as const;
+
 function detectOne(message: unknown): DetectedMessage['provider'] | undefined {
   if (!isRecord(message)) return undefined;
-  if (Array.isArray(message.tool_calls)) return 'openai';
-  if (Array.isArray(message.content) && message.content.some((block) => isRecord(block) && block.type === 'tool_use')) return 'anthropic';
-  if (Array.isArray(message.parts) && message.parts.some((part) => isRecord(part) && isRecord(part.functionCall))) return 'gemini';
-  return undefined;
+  const found: (keyof typeof FORMAT_NAMES)[] = [];
+  if (Array.isArray(message.tool_calls)) found.push('openai');
+  if (Array.isArray(message.content) && message.content.some((block) => isRecord(block) && block.type === 'tool_use')) found.push('anthropic');
+  if (Array.isArray(message.parts) && message.parts.some((part) => isRecord(part) && isRecord(part.functionCall))) found.push('gemini');
+  // Running one format's calls and not the other's would drop calls without a word.
+  if (found.length > 1) throw notToolCalls(`the message holds ${found.map((format) => FORMAT_NAMES[format]).join(' and ')}: which calls to run is not clear`);
+  return found[0];
 }
 
 function isAssistant(message: unknown): boolean {

@@ -2,7 +2,7 @@
 import type { JsonSchema } from '../json/json-types.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { ToolSchema } from '../tool/schema-of.js';
-import { invalidMessage, isRecord, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
+import { invalidMessage, isRecord, requireId, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
 
 export interface OpenAIChatTool {
   type: 'function';
@@ -28,7 +28,7 @@ export const openaiChat: ProviderFormat<OpenAIChatTool, OpenAIChatToolMessage> =
       if (!isRecord(call) || !isRecord(call.function)) throw invalidMessage('openai', `tool_calls[${index}] must have a "function" object`);
       const args = call.function.arguments;
       return {
-        id: requireString(call.id, 'openai', `tool_calls[${index}].id`),
+        id: requireId(call.id, 'openai', `tool_calls[${index}].id`),
         name: requireString(call.function.name, 'openai', `tool_calls[${index}].function.name`),
         arguments: args as ToolCallRequest['arguments'],
       };

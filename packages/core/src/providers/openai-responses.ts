@@ -2,7 +2,7 @@
 import type { JsonSchema } from '../json/json-types.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { ToolSchema } from '../tool/schema-of.js';
-import { invalidMessage, isRecord, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
+import { invalidMessage, isRecord, requireId, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
 
 export interface OpenAIResponsesTool {
   type: 'function';
@@ -35,7 +35,7 @@ export const openaiResponses: ProviderFormat<OpenAIResponsesTool, OpenAIResponse
     return itemsOf(message)
       .filter((item): item is Record<string, unknown> => isRecord(item) && item.type === 'function_call')
       .map((item, index) => ({
-        id: requireString(item.call_id, 'responses', `function_call[${index}].call_id`),
+        id: requireId(item.call_id, 'responses', `function_call[${index}].call_id`),
         name: requireString(item.name, 'responses', `function_call[${index}].name`),
         arguments: item.arguments as ToolCallRequest['arguments'],
       }));

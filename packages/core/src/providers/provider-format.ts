@@ -42,8 +42,14 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 export function requireString(value: unknown, provider: ProviderId, where: string): string {
-  // A call without an id cannot be answered: its result would match no call.
   if (value === undefined || value === null) throw invalidMessage(provider, `${where} is missing`);
   if (typeof value !== 'string') throw invalidMessage(provider, `${where} must be a string`);
   return value;
+}
+
+/** A call's id: a call without one (or with an empty one) cannot be answered, its result would match no call. */
+export function requireId(value: unknown, provider: ProviderId, where: string): string {
+  const id = requireString(value, provider, where);
+  if (id === '') throw invalidMessage(provider, `${where} is empty`);
+  return id;
 }
