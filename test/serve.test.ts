@@ -158,6 +158,8 @@ describe('airlock serve over stdio: the connection itself', () => {
   /** A raw stdio server: send lines, collect the answers by id, end input. */
   function rawStdio(): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; stderr: () => string } {
     const server = spawn(process.execPath, ['--no-node-snapshot', BIN, 'serve', '--plugins', 'examples/plugins'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A server that ended early is the test's failure to report, not a broken pipe that takes down the test process.
+    server.stdin.on('error', () => undefined);
     let stdout = '';
     let stderr = '';
     const answers = new Map<unknown, Record<string, unknown>>();

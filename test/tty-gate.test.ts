@@ -1,9 +1,10 @@
 // The person at the terminal is the last line of defence: through a real pty (`script`),
 // nothing a model or plugin writes can drive the terminal, and the approval prompt shows
 // what will run (or says plainly what it hides, and shows it on request).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { answeringAtTerminal } from './support/answering-terminal.js';
 import { BIN, ROOT } from './support/run-cli.js';
 
 const hasScript = existsSync('/usr/bin/script');
@@ -16,36 +17,6 @@ function atTerminal(args: string, options: { input?: string; color?: boolean; co
   const command = `stty cols ${options.columns ?? 80} 2>/dev/null; ${process.execPath} ${BIN} ${args}`;
   const result = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env, input: options.input ?? '', encoding: 'utf8', timeout: 60_000 });
   return result.stdout;
-}
-
-/**
- * Like atTerminal, but as a person answers: each answer is typed once its question is on the
- * screen (a line typed before its question answers nothing), then input ends.
- */
-function answeringAtTerminal(args: string, answers: readonly string[], options: { columns?: number } = {}): Promise<string> {
-  const env: Record<string, string | undefined> = { ...process.env, TERM: 'xterm-256color', COLUMNS: String(options.columns ?? 80), NO_COLOR: '1' };
-  const command = `stty cols ${options.columns ?? 80} 2>/dev/null; ${process.execPath} ${BIN} ${args}`;
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'ignore'] });
-  const pending = [...answers];
-  let screen = '';
-  let asked = 0;
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => {
-    screen += chunk;
-    const questions = screen.match(/\? \[y\/N(?:\/v)?\] /g)?.length ?? 0;
-    while (asked < questions) {
-      asked += 1;
-      const answer = pending.shift();
-      if (answer !== undefined) child.stdin.write(`${answer}\n`);
-      if (pending.length === 0) child.stdin.end();
-    }
-  });
-  if (pending.length === 0) child.stdin.end();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.on('close', () => {
-    clearTimeout(timer);
-    resolve(screen);
-  }));
 }
 
 // Anything a terminal acts on or hides: C0 (but the pty's own CR LF), DEL, C1, bidi and

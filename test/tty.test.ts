@@ -3,14 +3,15 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { answeringAtTerminal } from './support/answering-terminal.js';
 import { BIN, ROOT } from './support/run-cli.js';
 
 const hasScript = existsSync('/usr/bin/script');
 
-function atTerminal(args: string, options: { input?: string; env?: Record<string, string> } = {}): string {
+function atTerminal(args: string, options: { env?: Record<string, string> } = {}): string {
   const env: Record<string, string | undefined> = { ...process.env, TERM: 'xterm-256color', ...options.env };
   if (options.env?.NO_COLOR === undefined) delete env.NO_COLOR;
-  const result = spawnSync('script', ['-qec', `${process.execPath} ${BIN} ${args}`, '/dev/null'], { cwd: ROOT, env, input: options.input ?? '', encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync('script', ['-qec', `${process.execPath} ${BIN} ${args}`, '/dev/null'], { cwd: ROOT, env, input: '', encoding: 'utf8', timeout: 60_000 });
   return result.stdout;
 }
 
@@ -34,8 +35,8 @@ describe.skipIf(!hasScript)('at a terminal', () => {
   it.each([
     ['y', '✓ ok'],
     ['n', '✗ PERMISSION_DENIED'],
-  ])('asks before an "ask" tool runs; answering %s gives %s', (answer, outcome) => {
-    const screen = atTerminal('run test/fixtures/transcripts/openai-ask.json --plugins examples/plugins', { input: `${answer}\n`, env: { NO_COLOR: '1' } });
+  ])('asks before an "ask" tool runs; answering %s gives %s', async (answer, outcome) => {
+    const screen = await answeringAtTerminal('run test/fixtures/transcripts/openai-ask.json --plugins examples/plugins', [answer]);
     expect(screen).toMatch(/Allow delete_file\(\{"path":"notes\/old.md"\}\)\?.*\[y\/N\]/);
     expect(screen).toContain(`delete_file  ${outcome}`);
   });

@@ -26,7 +26,11 @@ export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onCrash'>
   readonly probationLanes?: number;
 }
 
-/** Suspect tenants that each get a probation lane of their own; beyond, they share. */
+/**
+ * Suspect tenants that each get a probation lane of their own, at least; beyond, they share.
+ * createSandbox gives a lane per call one shard can have in flight (its threads plus the
+ * reserve), so the suspects of any one crash never share.
+ */
 export const PROBATION_LANES = 4;
 /** A tenant keeps its lane this long after its last suspect call (the quarantine's default window). */
 const LANE_HELD_MS = 60_000;
