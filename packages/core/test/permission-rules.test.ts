@@ -77,14 +77,20 @@ describe('path rules', () => {
     expect(files([{ path: '/tmp/a' }, { path: '/etc/passwd' }])).toBe('deny');
     expect(files([[{ path: '/etc/passwd' }]])).toBe('deny');
     expect(files([{ path: ['/tmp/a', '/etc/shadow'] }])).toBe('deny');
-    expect(files([{ path: '/tmp/a' }, { other: '/etc/passwd' }, null, 'x'])).toBe('allow');
+    expect(files([{ path: '/tmp/a' }, { other: '/etc/passwd' }, null])).toBe('allow');
+    // A string where the path expects an object ("a path or { path }"): not judged as a path, a deny fails closed.
+    expect(files(['/etc/passwd'])).toBe('deny');
+    expect(files('/etc/passwd')).toBe('deny');
+    expect(files([{ path: '/tmp/a' }, 'x'])).toBe('deny');
     expect(files([{ path: 7 }])).toBe('deny'); // not a path: a restricting rule fails closed
     expect(files([])).toBe('allow'); // nothing there: the condition does not apply
+    expect(files([{ path: Array.from({ length: 200_000 }, (_, index) => `/tmp/${index}`).concat('/etc/passwd') }])).toBe('deny');
     const allowSrv = createPolicy({ default: 'deny', rules: [{ tool: 'copy', when: { 'files.path': '/srv/**' }, decision: 'allow' }] });
     const allowed = (value: unknown) => allowSrv.decide('copy', { files: value } as never, undefined).decision;
     expect(allowed([{ path: '/srv/a' }, { path: '/srv/b' }])).toBe('allow');
     expect(allowed([{ path: '/srv/a' }, { path: '/etc/b' }])).toBe('deny');
     expect(allowed([{ path: '/srv/a' }, { path: { 0: '/srv/b' } }])).toBe('deny');
+    expect(allowed([{ path: '/srv/a' }, '/etc/b'])).toBe('deny');
   });
 
   it('the refusal holds even for rules that would allow, and the reason shows no raw control character', () => {

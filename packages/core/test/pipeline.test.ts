@@ -40,6 +40,11 @@ describe('parse stage', () => {
     expect(failure(returned).error.code).toBe('INVALID_TOOL_OUTPUT');
   });
 
+  it('a schema declaring a property named "__proto__" is refused at registration: the validator would never check it', () => {
+    const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"number","maximum":3}}}');
+    expect(() => engine([tool('t', { parameters: schema })])).toThrow(/properties\/__proto__: a property named "__proto__" cannot be checked/);
+  });
+
   it.each(['constructor', '__proto__', 'toString'])('"%s" is an unknown tool', async (name) => {
     const [result] = await engine([tool('t')]).run([call(name)]);
     expect(failure(result).error.code).toBe('UNKNOWN_TOOL');

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { defineTool, escapeControls, genericCallCard, genericResultCard, type ToolResult } from '../src/index.js';
 import { engine } from './helpers.js';
 
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|[\ud800-\udfff]/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]|[\ud800-\udfff]/u;
 
 describe('escapeControls', () => {
   it.each([
@@ -19,6 +19,8 @@ describe('escapeControls', () => {
     ['\u200b\ufeff\u00ad', '\\u200b\\ufeff\\xad'],
     ['\u{e0041}\u{e007f}', '\\u{e0041}\\u{e007f}'],
     ['\ud800 lone', '\\ud800 lone'],
+    // Rendered as nothing too: variation selectors, the grapheme joiner, Hangul fillers.
+    ['/srv/ws/ok\ufe0f\u034f\u3164\u{e0100}', '/srv/ws/ok\\ufe0f\\u034f\\u3164\\u{e0100}'],
     ['\u001b]8;;https://evil.example\u001b\\click\u001b]8;;\u001b\\', '\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\'],
     ['\u001b]0;title\u0007', '\\x1b]0;title\\x07'],
     ['\u009d8;;x\u009c', '\\x9d8;;x\\x9c'],

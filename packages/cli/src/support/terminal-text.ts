@@ -8,7 +8,7 @@ import { escapeControls } from '@airlock/core';
 export { escapeControls as visible };
 
 // JSON.stringify escapes C0 controls already; these it leaves raw (DEL, C1, format and separator characters).
-const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
+const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
 
 /** JSON text that parses to the same value and shows no control, bidi or invisible character raw. */
 export function jsonText(value: unknown, indent = 2): string {

@@ -62,7 +62,7 @@ function quoted(text: string): string {
 export function docComment(text: unknown, indent: string): string {
   if (typeof text !== 'string' || text.trim() === '') return '';
   // Controls (but the newline), invisible format characters and line separators become spaces.
-  const safe = text.replace(/\*\//g, '*\\/').replace(/(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ').trim().slice(0, 2000);
+  const safe = text.replace(/\*\//g, '*\\/').replace(/(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, ' ').trim().slice(0, 2000);
   const lines = safe.split('\n');
   if (lines.length === 1) return `${indent}/** ${lines[0]} */\n`;
   return `${indent}/**\n${lines.map((line) => `${indent} * ${line}`.trimEnd()).join('\n')}\n${indent} */\n`;

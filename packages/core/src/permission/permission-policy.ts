@@ -59,20 +59,29 @@ type Found =
 
 function valuesAt(args: JsonObject, dottedPath: string): Found {
   let reached: JsonValue[] = [args];
+  let unjudgeable = false;
   for (const key of dottedPath.split('.')) {
     const next: JsonValue[] = [];
     const visit = (value: JsonValue): void => {
       if (Array.isArray(value)) for (const entry of value) visit(entry);
-      else if (value !== null && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, key)) next.push((value as JsonObject)[key] as JsonValue);
+      else if (value !== null && typeof value === 'object') {
+        if (Object.prototype.hasOwnProperty.call(value, key)) next.push((value as JsonObject)[key] as JsonValue);
+      } else if (value !== null) {
+        // A string (or number) where the path expects an object: a schema that takes "a path or
+        // { path }" gets the path itself here. It cannot be judged as the value the rule names.
+        unjudgeable = true;
+      }
     };
     for (const value of reached) visit(value);
     reached = next;
   }
+  if (unjudgeable) return { kind: 'unjudgeable' };
   if (reached.length === 0) return { kind: 'absent' };
   const values: string[] = [];
   for (const value of reached) {
     if (typeof value === 'string') values.push(value);
-    else if (Array.isArray(value) && value.every((entry) => typeof entry === 'string')) values.push(...(value as string[]));
+    // Entry by entry: spreading a list of 200,000 into push overflowed the stack.
+    else if (Array.isArray(value) && value.every((entry) => typeof entry === 'string')) for (const entry of value as string[]) values.push(entry);
     else return { kind: 'unjudgeable' };
   }
   return { kind: 'strings', values };

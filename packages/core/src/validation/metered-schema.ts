@@ -53,6 +53,8 @@ export function meteredCopy(schema: JsonSchema): JsonSchema {
       }
       if (DATA.has(key)) out[key] = child;
       else if (SUBSCHEMA_MAP.has(key) && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+        // ajv never applies a subschema under "__proto__" (it would accept anything there): refused, not ignored.
+        if (key === 'properties' && Object.hasOwn(child, '__proto__')) throw new RefusedSchema(`${at}/__proto__: a property named "__proto__" cannot be checked by the validator; give it another name`);
         out[key] = Object.fromEntries(Object.entries(child).map(([name, sub]) => [name, copy(sub, `${at}/${escapePointer(name)}`)]));
       } else out[key] = copy(child, at);
     }

@@ -22,4 +22,4 @@ export function optionalStringField(object: JsonObject, field: string, capabilit
 }
 
 /** Letters that change how a name reads or is matched without showing: never in a path or key. */
-export const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+export const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;

@@ -11,7 +11,7 @@ const decision = z.enum(['allow', 'deny', 'ask'], { error: 'must be "allow", "de
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
 
 // Globs and roots are matched against model-written paths: a control character in one is a mistake.
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
 const glob = z.string().min(1, 'must be a non-empty glob').refine((text) => !INVISIBLE.test(text), 'must not contain control characters');
 const globs = z.union([glob, z.array(glob).min(1, 'must list at least one glob')], { error: 'must be a glob or a list of globs' });
 const root = z.string().refine(
