@@ -188,11 +188,15 @@ describe('airlock serve over stdio: the connection itself', () => {
   }
   const initialize = JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 
-  it('the client closing standard input ends the server with exit 0', async () => {
+  it('the client closing standard input ends the server with exit 0, once the calls it sent are answered', async () => {
     const server = rawStdio();
     server.send(initialize);
     expect(await server.answer('init')).toHaveProperty('result.serverInfo.name', 'airlock');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
+    const answered = server.answer(2);
     expect(await server.end()).toBe(0);
+    expect(await answered).toHaveProperty('result.content');
   });
 
   it('a message over 10 MiB is dropped and answered with an error; the server goes on serving', async () => {

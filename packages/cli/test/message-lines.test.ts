@@ -31,10 +31,17 @@ describe('messages from an MCP client over stdio', () => {
     expect(dropped).toEqual([{ id: 'call-7', bytes: big.length }]);
   });
 
-  it('answers null where the id cannot be known for sure', async () => {
-    const nested = `{"params":{"id":5,"d":"${'x'.repeat(200)}"},"id":9}\n`;
-    const headless = `${'x'.repeat(200)}\n`;
-    const { dropped } = await through([nested, headless], 100);
-    expect(dropped.map((entry) => entry.id)).toEqual([null, null]);
+  it('answers null where a request\'s id cannot be known for sure, and never answers a response', async () => {
+    const nested = `{"method":"tools/call","params":{"id":5,"d":"${'x'.repeat(200)}"},"id":9}\n`;
+    const headless = `{"method":"x","d":"${'x'.repeat(200)}"}\n`;
+    // The client's answer to an elicitation of ours: its id is from our numbering, not a request of the client's.
+    const response = `{"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{"note":"${'x'.repeat(200)}"}}}\n`;
+    const { dropped } = await through([nested, headless, response], 100);
+    expect(dropped.map((entry) => entry.id)).toEqual([null, null, undefined]);
+  });
+
+  it('a last message without its newline is passed on when input ends', async () => {
+    const { lines } = await through(['{"id":1}\n{"id":2}'], 64);
+    expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n']);
   });
 });

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { mcpServerEntry } from '../support/bin-path.js';
 import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
-import { createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
+import { CallsInFlight, createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { MAX_MESSAGE_BYTES, MessageLines } from '../support/message-lines.js';
 import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { openSandbox } from '../support/open-engine.js';
@@ -145,18 +145,25 @@ function count(flag: string, raw: string | undefined, fallback: number, max: num
   return value;
 }
 
-async function serveStdio(sandbox: Sandbox, options: McpSessionOptions): Promise<void> {
-  const server = createMcpSession(options);
+async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise<void> {
+  const calls = new CallsInFlight();
+  const server = createMcpSession({ ...session, calls });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
   // One message at a time, an oversized one dropped and answered (the SDK's transport would close).
   const input = process.stdin.pipe(new MessageLines(({ id, bytes }) => {
     log(`dropped a message of ${bytes} bytes from the client: larger than ${MAX_MESSAGE_BYTES}`);
-    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `the message is larger than ${MAX_MESSAGE_BYTES} bytes; it was dropped` } })}\n`);
+    // A response of the client's (to an elicitation of ours) gets no answer: its id is ours, not a request of theirs.
+    if (id !== undefined) process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `the message is larger than ${MAX_MESSAGE_BYTES} bytes; it was dropped` } })}\n`);
   }));
-  // The client closing our standard input is its goodbye (the SDK's transport does not watch for it).
-  const ended = new Promise<void>((resolve) => input.once('end', () => resolve()));
+  // The client closing our standard input is its goodbye (the SDK's transport does not watch
+  // for it); the calls it sent before are still answered, then the server ends.
+  const ended = new Promise<void>((resolve) => input.once('end', () => resolve())).then(async () => {
+    await calls.drained();
+    // The last answer is written a moment after its call resolves.
+    await new Promise((resolve) => setImmediate(resolve));
+  });
   const transport = new StdioServerTransport(input, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
   transport.onerror = (error) => log(`stdio: ${visible(error.message)}`);
   await server.connect(transport);

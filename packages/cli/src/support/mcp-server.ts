@@ -11,6 +11,26 @@ import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
 
+/** The tools/call requests sessions are answering: serving over stdio waits for them once input ends. */
+export class CallsInFlight {
+  #count = 0;
+  #waiting: (() => void)[] = [];
+
+  start(): void {
+    this.#count += 1;
+  }
+
+  end(): void {
+    this.#count -= 1;
+    if (this.#count === 0) for (const resolve of this.#waiting.splice(0)) resolve();
+  }
+
+  /** Resolves once no call is being answered. */
+  drained(): Promise<void> {
+    return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiting.push(resolve));
+  }
+}
+
 export interface McpSessionOptions {
   readonly sandbox: Sandbox;
   /** The sandbox's tools, registered (schemas compiled) once and shared by every session. */
@@ -24,6 +44,8 @@ export interface McpSessionOptions {
   readonly log: (line: string) => void;
   /** --debug: failures the engine contained, for the operator. */
   readonly onError?: PipelineObservers['onError'];
+  /** Counts this session's calls while they are answered. */
+  readonly calls?: CallsInFlight;
 }
 
 export function createMcpSession(options: McpSessionOptions): Server {
@@ -76,22 +98,27 @@ export function createMcpSession(options: McpSessionOptions): Server {
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    options.log(`${logName(options.tenant)} ${logName(request.params.name)} started`);
-    const callId = String(extra.requestId);
-    callRequests.set(callId, extra.requestId);
-    let result;
+    options.calls?.start();
     try {
-      [result] = await engine.run(
-        [{ id: callId, name: request.params.name, arguments: (request.params.arguments ?? {}) as JsonValue }],
-        { signal: extra.signal, tenant: options.tenant },
-      );
+      options.log(`${logName(options.tenant)} ${logName(request.params.name)} started`);
+      const callId = String(extra.requestId);
+      callRequests.set(callId, extra.requestId);
+      let result;
+      try {
+        [result] = await engine.run(
+          [{ id: callId, name: request.params.name, arguments: (request.params.arguments ?? {}) as JsonValue }],
+          { signal: extra.signal, tenant: options.tenant },
+        );
+      } finally {
+        callRequests.delete(callId);
+      }
+      options.log(`${logName(options.tenant)} ${logName(request.params.name)} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
+      // Before the result: on Streamable HTTP the call's stream closes with its response.
+      for (const notification of callLogNotifications(result!, minimum)) await extra.sendNotification(notification);
+      return mcpCallToolResult(result!, engine.registry.get(result!.name)?.definition.output) as CallToolResult;
     } finally {
-      callRequests.delete(callId);
+      options.calls?.end();
     }
-    options.log(`${logName(options.tenant)} ${logName(request.params.name)} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
-    // Before the result: on Streamable HTTP the call's stream closes with its response.
-    for (const notification of callLogNotifications(result!, minimum)) await extra.sendNotification(notification);
-    return mcpCallToolResult(result!, engine.registry.get(result!.name)?.definition.output) as CallToolResult;
   });
 
   return server;

@@ -9,9 +9,9 @@ export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** How much of a dropped message is kept to find its id in. */
 const HEAD_BYTES = 4096;
 
-/** A dropped message: its JSON-RPC id when its head names one before its params, else null. */
+/** A dropped message: its JSON-RPC id when its head names one before its params, null when a request's id cannot be read, undefined when it was no request. */
 export interface Dropped {
-  readonly id: string | number | null;
+  readonly id: string | number | null | undefined;
   readonly bytes: number;
 }
 
@@ -61,8 +61,9 @@ export class MessageLines extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    // A last line without its newline is no message yet: the transport would wait for the rest.
     if (this.#dropping >= 0) this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping });
+    // Input ended after a last line with no newline: that line is the last message, not lost.
+    else if (this.#pendingBytes > 0) this.push(Buffer.concat([...this.#pending, NEWLINE]));
     done();
   }
 }
@@ -72,9 +73,12 @@ const NEWLINE = Buffer.from('\n');
 /**
  * The request's id, read from the head of its text only where nothing can be mistaken for
  * it: a top-level "id" that comes before "params" (as clients write them). Otherwise null,
- * which JSON-RPC answers with when the id cannot be known.
+ * which JSON-RPC answers with when the id cannot be known; undefined for no request at all.
  */
-function idIn(head: string): string | number | null {
+function idIn(head: string): string | number | null | undefined {
+  // Only a request is answered: a response (to our own request, say an elicitation) carries
+  // an id from our numbering, and answering it would land on the client's request of that id.
+  if (!/"method"\s*:/.test(head)) return undefined;
   const params = head.indexOf('"params"');
   const match = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,15})\s*[,}]/.exec(head);
   if (match === null || (params >= 0 && (match.index + match[0].length) > params)) return null;

@@ -9,7 +9,11 @@ export interface Progress {
   started(callId: string, name: string): void;
   /** A call has its result. */
   finished(callId: string): void;
-  /** Erases the lines and stops drawing (an approval prompt is about to be shown). */
+  /**
+   * Erases the lines and stops drawing (an approval prompt is about to be shown). Pauses
+   * nest: drawing starts again only once every pause has its resume, so one question
+   * answered never redraws over the next one waiting on the screen.
+   */
   pause(): void;
   resume(): void;
   /** Erases the lines for good. */
@@ -35,7 +39,7 @@ export function createProgress(stream: NodeJS.WriteStream, style: (style: Style,
   const running = new Map<string, { name: string; since: number }>();
   let drawn = 0;
   let frame = 0;
-  let paused = false;
+  let pauses = 0;
   let stopped = false;
   let timer: ReturnType<typeof setInterval> | undefined;
 
@@ -47,7 +51,7 @@ export function createProgress(stream: NodeJS.WriteStream, style: (style: Style,
 
   const draw = (): void => {
     erase();
-    if (paused || stopped || running.size === 0) return;
+    if (pauses > 0 || stopped || running.size === 0) return;
     // A pty without a size reports 0 columns.
     const width = Math.max(20, (stream.columns > 0 ? stream.columns : 80) - 1);
     const at = now();
@@ -62,12 +66,12 @@ export function createProgress(stream: NodeJS.WriteStream, style: (style: Style,
   };
 
   const schedule = (): void => {
-    if (timer === undefined && !stopped && !paused && running.size > 0) {
+    if (timer === undefined && !stopped && pauses === 0 && running.size > 0) {
       timer = setInterval(draw, REDRAW_MS);
       // Progress alone never keeps the process alive.
       timer.unref();
     }
-    if (timer !== undefined && (stopped || paused || running.size === 0)) {
+    if (timer !== undefined && (stopped || pauses > 0 || running.size === 0)) {
       clearInterval(timer);
       timer = undefined;
       erase();
@@ -84,12 +88,12 @@ export function createProgress(stream: NodeJS.WriteStream, style: (style: Style,
       schedule();
     },
     pause() {
-      paused = true;
+      pauses += 1;
       schedule();
       erase();
     },
     resume() {
-      paused = false;
+      pauses = Math.max(0, pauses - 1);
       schedule();
     },
     stop() {
