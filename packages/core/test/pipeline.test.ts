@@ -131,6 +131,21 @@ describe('permission gate', () => {
     expect(failure(result).error).toMatchObject({ code: 'APPROVAL_UNAVAILABLE', message: expect.stringContaining('did not answer within 1000 ms') });
   });
 
+  it('a call cancelled while its approval question waits never started: ABORTED_BEFORE_DISPATCH', async () => {
+    const controller = new AbortController();
+    let asked!: () => void;
+    const questionShown = new Promise<void>((resolve) => (asked = resolve));
+    const approver = (_request: unknown, signal: AbortSignal) => new Promise<boolean>((_, reject) => {
+      asked();
+      signal.addEventListener('abort', () => reject(signal.reason));
+    });
+    const turn = engine([write], { policy: ask, approver }).run([call('write_file', { path: '/tmp/x' })], { signal: controller.signal });
+    await questionShown;
+    controller.abort();
+    const [result] = await turn;
+    expect(failure(result).error).toMatchObject({ code: 'ABORTED_BEFORE_DISPATCH', message: 'write_file: cancelled while waiting for approval' });
+  });
+
   it('ask runs the call only on the literal true, and the approver sees the request', async () => {
     const approver = vi.fn(() => true);
     const [result] = await engine([write], { policy: ask, approver }).run([call('write_file', { path: '/tmp/x' }, 'c1')], { tenant: 'acme' });

@@ -8,7 +8,7 @@ import type { PipelineConfig } from './pipeline-config.js';
 
 export type GateOutcome =
   | { readonly allowed: true }
-  | { readonly allowed: false; readonly code: 'PERMISSION_DENIED' | 'APPROVAL_UNAVAILABLE'; readonly message: string };
+  | { readonly allowed: false; readonly code: 'PERMISSION_DENIED' | 'APPROVAL_UNAVAILABLE' | 'ABORTED_BEFORE_DISPATCH'; readonly message: string };
 
 class ApprovalTimeout extends Error {}
 
@@ -50,10 +50,9 @@ async function askApprover(config: PipelineConfig, approver: Approver, call: Par
     if (answer === false) return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: the approver declined` };
     return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: the approver gave no explicit yes (answered ${describeAnswer(answer)})` };
   } catch (error) {
-    if (error instanceof ApprovalTimeout) {
-      const why = signal.aborted ? 'the call was cancelled while waiting for approval' : `the approver did not answer within ${timeoutMs} ms`;
-      return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: ${why}` };
-    }
+    // Cancelled while the question waited: the call never started, like any call cancelled before its body.
+    if (signal.aborted) return { allowed: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled while waiting for approval` };
+    if (error instanceof ApprovalTimeout) return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver did not answer within ${timeoutMs} ms` };
     return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver failed (${hookFailureText(error)})` };
   } finally {
     clearTimeout(timer);
