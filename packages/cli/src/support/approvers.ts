@@ -35,6 +35,8 @@ async function ask(lines: TerminalLines, request: ApprovalRequest, signal: Abort
   const width = Math.max(40, process.stderr.columns || 80);
   let prompt = approvalPrompt(request, width);
   for (;;) {
+    // Cancelled while an earlier question was on the screen (Ctrl-C): never ask this one.
+    signal.throwIfAborted();
     process.stderr.write(prompt.text);
     const line = await lines.next(signal);
     if (line === undefined) return false; // end of input: no answer is no
