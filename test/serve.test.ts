@@ -199,6 +199,17 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await answered).toHaveProperty('result.content');
   });
 
+  it('nothing but ping is served before initialize', async () => {
+    const server = rawStdio();
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
+    expect(await server.answer('early')).toMatchObject({ error: { code: -32600, message: expect.stringContaining('send initialize first') } });
+    server.send(initialize);
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'list', method: 'tools/list' }));
+    expect(await server.answer('list')).toHaveProperty('result.tools');
+    expect(await server.end()).toBe(0);
+  });
+
   it('a message over 10 MiB is dropped and answered with an error; the server goes on serving', async () => {
     const server = rawStdio();
     server.send(initialize);

@@ -8,7 +8,7 @@ import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { elicitationMessage } from './approval-prompt.js';
 import { visible } from './terminal-text.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
 
 /** The tools/call requests sessions are answering: serving over stdio waits for them once input ends. */
@@ -93,11 +93,18 @@ export function createMcpSession(options: McpSessionOptions): Server {
     ? createEngine({ tools: [createCodeMode({ engine: tools, sandbox: options.sandbox }).tool({ tenant: options.tenant })], policy: { default: 'allow' } })
     : tools;
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: engine.tools('mcp') as Tool[],
-  }));
+  // MCP's lifecycle: nothing but ping before initialize (the SDK's server would serve it all).
+  const initialized = (): void => {
+    if (server.getClientVersion() === undefined) throw new McpError(ErrorCode.InvalidRequest, 'the session is not initialized: send initialize first');
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    initialized();
+    return { tools: engine.tools('mcp') as Tool[] };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    initialized();
     options.calls?.start();
     try {
       options.log(`${logName(options.tenant)} ${logName(request.params.name)} started`);
