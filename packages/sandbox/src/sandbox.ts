@@ -16,7 +16,7 @@ import { pluginPolicyRules } from './plugin/plugin-policy-rules.js';
 import { pluginTools, type CallHooks } from './plugin/plugin-tools.js';
 import { Admission } from './admission/admission.js';
 import { CrashQuarantine } from './host/crash-quarantine.js';
-import { PROBATION_LANES, ShardedHost } from './host/sharded-host.js';
+import { probationLanes, ShardedHost } from './host/sharded-host.js';
 import { shardOf } from './host/shard-placement.js';
 import { tenancySettings, type FairShareSettings, type QuarantineSettings } from './tenancy-options.js';
 import type { Fault } from './worker/worker-protocol.js';
@@ -150,8 +150,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
   // until their wall clocks). A program is mostly idle; its own CPU, heap and wall-clock
   // limits bound what it computes on its thread.
   const callThreads = threads + tenancy.reserveThreads;
-  // A probation lane per call that can be in flight in one shard: every suspect of one crash gets its own.
-  const pool = { threads: callThreads * 2, probationThreads: 2, probationLanes: Math.max(PROBATION_LANES, callThreads) };
+  const pool = { threads: callThreads * 2, probationThreads: 2, probationLanes: probationLanes(callThreads) };
   // Remote executors keep their own quarantine, next to the processes that crash.
   const quarantine = inProcess || override !== undefined ? undefined : new CrashQuarantine(tenancy.quarantine);
   const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };

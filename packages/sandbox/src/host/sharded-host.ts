@@ -26,12 +26,20 @@ export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onCrash'>
   readonly probationLanes?: number;
 }
 
-/**
- * Suspect tenants that each get a probation lane of their own, at least; beyond, they share.
- * createSandbox gives a lane per call one shard can have in flight (its threads plus the
- * reserve), so the suspects of any one crash never share.
- */
+/** Fewest probation lanes: suspect tenants that each get one of their own; beyond, they share. */
 export const PROBATION_LANES = 4;
+/**
+ * Crashes whose suspects all get lanes of their own, one suspect per call a shard can have in
+ * flight: an attacker whose other plugin (or program) crashes a shard again while the first
+ * crash's suspects hold every lane would otherwise get the new ones placed beside its own
+ * never-ending call. Lanes cost nothing until used: a lane's process starts with its first call.
+ */
+const CRASHES_WITH_OWN_LANES = 4;
+
+/** How many probation lanes a sandbox with this many call threads per shard gets. */
+export function probationLanes(callThreads: number): number {
+  return Math.max(PROBATION_LANES, CRASHES_WITH_OWN_LANES * callThreads);
+}
 /** A tenant keeps its lane this long after its last suspect call (the quarantine's default window). */
 const LANE_HELD_MS = 60_000;
 

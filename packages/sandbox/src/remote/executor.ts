@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Msg, Subscription } from 'nats';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { CrashQuarantine } from '../host/crash-quarantine.js';
-import { PROBATION_LANES, ShardedHost } from '../host/sharded-host.js';
+import { probationLanes, ShardedHost } from '../host/sharded-host.js';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
 import { crossPluginProblems } from '../plugin/cross-plugin-problems.js';
@@ -99,7 +99,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   // Unreachable is the first thing worth knowing: fail before loading anything.
   const connection = await connectEngine(options.url, 'options.url', `airlock-executor-${id.slice(0, 8)}`);
   const quarantine = new CrashQuarantine(tenancy.quarantine);
-  const host = new ShardedHost({ threads: capacity, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, probationLanes: Math.max(PROBATION_LANES, capacity), ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
+  const host = new ShardedHost({ threads: capacity, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, probationLanes: probationLanes(capacity), ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
   let plugins: Map<string, { spec: PluginSpec; info: ExecutorPlugin }>;
   try {
     plugins = await loadPlugins(host, options.plugins, caps);
