@@ -416,6 +416,8 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
         [['executor', '--connect', nats.url, '--plugins', PLUGIN, '--slots', '0'], /--slots must be a whole number, at least 1/],
         [['executor', '--connect', `nats://127.0.0.1:${await freePort()}`, '--plugins', PLUGIN], /cannot reach the NATS server/],
         [['run', '-', '--plugins', PLUGIN, '--capabilities', HOST_CAPABILITIES, '--executors', `nats://127.0.0.1:${await freePort()}`], /cannot reach the NATS server/],
+        [['run', '-', '--plugins', PLUGIN, '--code-mode', '--executors', nats.url], /--code-mode cannot run with --executors/],
+        [['serve', '--plugins', PLUGIN, '--code-mode', '--executors', nats.url], /--code-mode cannot run with --executors/],
       ];
       for (const [args, message] of cases) {
         const run = await airlock(args, { input: JSON.stringify({ role: 'assistant', tool_calls: [] }) });

@@ -90,6 +90,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`run takes one transcript, got ${positionals.length} (see "airlock run --help")`);
   if (values.format !== undefined && values.format !== 'cards' && values.format !== 'messages') throw new UsageError('--format must be "cards" or "messages"');
   if (values.tenant !== undefined && !/^[\w.:@-]{1,128}$/.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
+  if (values['code-mode'] === true && values.executors !== undefined) throw new UsageError('--code-mode cannot run with --executors: programs run in a sandbox of their own that no executor serves (every program would end ABORTED_BEFORE_DISPATCH)');
 
   let source = positionals[0];
   let plugins = values.plugins ?? [];

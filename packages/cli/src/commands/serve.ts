@@ -92,6 +92,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const port = values.http === undefined ? undefined : /^\d{1,5}$/.test(values.http.trim()) ? Number(values.http) : NaN;
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError('--http must be a port number from 0 to 65535');
   if (values.tenant !== undefined && !TENANT.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
+  if (values['code-mode'] === true && values.executors !== undefined) throw new UsageError('--code-mode cannot run with --executors: programs run in a sandbox of their own that no executor serves (every program would end ABORTED_BEFORE_DISPATCH)');
   const httpOnly = (['tenant-header', 'max-sessions', 'max-sessions-per-tenant', 'idle-timeout'] as const).find((flag) => values[flag] !== undefined);
   if (httpOnly !== undefined && port === undefined) throw new UsageError(`--${httpOnly} applies to --http only (over stdio there is one session)`);
   if (values.tenant !== undefined && values['tenant-header'] !== undefined) throw new UsageError('--tenant and --tenant-header exclude each other: one fixed tenant, or one per header value');

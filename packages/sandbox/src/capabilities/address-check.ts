@@ -10,7 +10,7 @@ for (const [network, prefix] of [
 ] as const) refused.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
   // ::/96 also holds the deprecated IPv4-compatible form (::127.0.0.1); 100::/64 discards.
-  ['::', 96], ['::1', 128], ['100::', 64], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32],
+  ['::', 96], ['::1', 128], ['100::', 64], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32],
   // Translation prefixes a gateway turns into IPv4 of its choosing: SIIT (::ffff:0:a.b.c.d),
   // NAT64 (well-known and local-use) and Teredo. Refused whole: no allowlisted API lives there.
   ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2001::', 32],

@@ -70,6 +70,8 @@ export class RemoteHost implements SandboxHost {
   readonly #id = randomToken();
   readonly #calls = new Map<string, RemoteCall>();
   readonly #watches = new Map<string, ExecutorWatch>();
+  /** When a live call's message last came from each executor: signs of life the liveness probe counts. */
+  readonly #heard = new Map<string, number>();
   readonly #fingerprints = new WeakMap<PluginSpec, string>();
   readonly #subscriptions: Subscription[];
   /**
@@ -276,6 +278,7 @@ export class RemoteHost implements SandboxHost {
     // counts only from the executor and offer attempt that got "go": a late answer to an
     // earlier offer of the same call (a paused executor's "expired") must not re-dispatch it.
     const live = call !== undefined && body?.token === token && call.executor !== undefined && body.executor === call.executor && body.attempt === call.attempt ? call : undefined;
+    if (live !== undefined) this.#heard.set(live.executor as string, performance.now());
     switch (body?.type) {
       case 'result':
         if (live === undefined) return;
@@ -347,11 +350,13 @@ export class RemoteHost implements SandboxHost {
     if (watch.tokens.size > 0) return;
     clearInterval(watch.timer);
     this.#watches.delete(executor);
+    this.#heard.delete(executor);
   }
 
   #probe(executor: string, watch: ExecutorWatch): void {
     if (watch.probing || this.#closed) return;
     watch.probing = true;
+    const sent = performance.now();
     this.#options.connection.request(subjects.executor(this.#options.prefix, executor), encode({ type: 'ping' } satisfies ToExecutor), { timeout: PROBE_TIMEOUT_MS }).then(
       () => {
         watch.probing = false;
@@ -362,6 +367,9 @@ export class RemoteHost implements SandboxHost {
         const code = errorCode(error);
         const why = code === ErrorCode.NoResponders ? 'died or lost its connection' : code === ErrorCode.Timeout ? `stopped answering for ${PROBE_TIMEOUT_MS} ms` : undefined;
         if (why === undefined) return; // this host's own connection trouble: the backstop still bounds the call
+        // A result or request from it while the probe waited: alive, its answer queued behind
+        // that traffic on this host's one connection (a burst of 1 MB results took 3 s).
+        if (code === ErrorCode.Timeout && (this.#heard.get(executor) ?? -Infinity) >= sent) return;
         clearInterval(watch.timer);
         this.#watches.delete(executor);
         for (const token of watch.tokens) {
