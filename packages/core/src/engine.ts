@@ -1,6 +1,7 @@
 // createEngine: the registry, the policy and the pipeline options in one place,
 // checked by path, with the scheduler and provider formats behind two calls.
 import { AirlockError } from './errors/airlock-error.js';
+import { MAX_TIMER_MS } from './util/max-timer.js';
 import type { JsonObject } from './json/json-types.js';
 import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
 import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipeline/hooks.js';
@@ -111,6 +112,7 @@ export function createEngine(options: EngineOptions): Engine {
   positive('options.maxParallel', maxParallel, true);
   const limits: PipelineLimits = { ...DEFAULT_LIMITS, ...options.limits };
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], key !== 'approvalTimeoutMs');
+  if (limits.approvalTimeoutMs > MAX_TIMER_MS) throw new AirlockError('INVALID_OPTION', `options.limits.approvalTimeoutMs must be at most ${MAX_TIMER_MS} (about 24.8 days: a longer timer fires at once)`, { path: 'options.limits.approvalTimeoutMs' });
   if (options.approver !== undefined && typeof options.approver !== 'function') throw new AirlockError('INVALID_OPTION', 'options.approver must be a function', { path: 'options.approver' });
 
   const sources = options.sources ?? [];

@@ -23,6 +23,7 @@ describe('registration errors name the tool and the field', () => {
     ['zero timeout', { ...valid, timeoutMs: 0 }, 'INVALID_TOOL_DEFINITION', 'timeoutMs'],
     ['NaN timeout', { ...valid, timeoutMs: NaN }, 'INVALID_TOOL_DEFINITION', 'timeoutMs'],
     ['infinite timeout', { ...valid, timeoutMs: Infinity }, 'INVALID_TOOL_DEFINITION', 'timeoutMs'],
+    ['a timeout past what a timer holds (it would fire at once)', { ...valid, timeoutMs: 2 ** 31 }, 'INVALID_TOOL_DEFINITION', 'timeoutMs'],
     ['string deferLoading', { ...valid, deferLoading: 'yes' }, 'INVALID_TOOL_DEFINITION', 'deferLoading'],
     ['non-function classifier', { ...valid, isConcurrencySafe: true }, 'INVALID_TOOL_DEFINITION', 'isConcurrencySafe'],
     ['a thirteenth field', { ...valid, secret: 'x' }, 'INVALID_TOOL_DEFINITION', 'secret'],

@@ -122,6 +122,10 @@ describe('permission gate', () => {
     expect(failure(result).error.message).toContain(reason);
   });
 
+  it('an approval timeout past what a timer holds is refused: it would fire at once', () => {
+    expect(() => engine([write], { policy: ask, limits: { approvalTimeoutMs: 2 ** 31 } })).toThrow(/options\.limits\.approvalTimeoutMs must be at most 2147483647/);
+  });
+
   it('ask with an approver that never answers times out as APPROVAL_UNAVAILABLE', async () => {
     vi.useFakeTimers();
     const e = engine([write], { policy: ask, approver: () => new Promise(() => undefined), limits: { approvalTimeoutMs: 1000 } });

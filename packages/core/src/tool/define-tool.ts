@@ -1,6 +1,7 @@
 // defineTool: author a tool with zod or JSON Schema; execute's args are typed from it.
 import type { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error.js';
+import { MAX_TIMER_MS } from '../util/max-timer.js';
 import type { JsonObject, JsonSchema, JsonValue } from '../json/json-types.js';
 import type { AnyTool, HostOnlyFields, ToolDefinition } from './tool-definition.js';
 import { MODEL_FACING_FIELDS, HOST_ONLY_FIELDS } from './tool-definition.js';
@@ -51,6 +52,8 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
   if (input.timeoutMs !== undefined && !(typeof input.timeoutMs === 'number' && Number.isFinite(input.timeoutMs) && input.timeoutMs > 0)) {
     fail(name, 'timeoutMs', 'must be a positive finite number of milliseconds');
   }
+  // Node fires a longer timer at once: every call would end TIMEOUT before its body ran.
+  if (input.timeoutMs !== undefined && input.timeoutMs > MAX_TIMER_MS) fail(name, 'timeoutMs', `must be at most ${MAX_TIMER_MS} milliseconds (about 24.8 days)`);
   if (input.maxOutputBytes !== undefined && !(Number.isInteger(input.maxOutputBytes) && input.maxOutputBytes > 0)) {
     fail(name, 'maxOutputBytes', 'must be a positive whole number of bytes');
   }
