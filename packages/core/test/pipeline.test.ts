@@ -179,6 +179,30 @@ describe('guards', () => {
     expect(failure(result).error.code).toBe('PERMISSION_DENIED');
   });
 
+  it('a guard that never settles does not hold a cancelled call: ABORTED_BEFORE_DISPATCH', async () => {
+    const controller = new AbortController();
+    let entered!: () => void;
+    const guarding = new Promise<void>((resolve) => (entered = resolve));
+    const body = vi.fn(() => null);
+    const turn = engine([tool('t', { execute: body })], { guards: [() => (entered(), new Promise(() => undefined))] }).run([call('t')], { signal: controller.signal });
+    await guarding;
+    controller.abort();
+    const [result] = await turn;
+    expect(failure(result).error.code).toBe('ABORTED_BEFORE_DISPATCH');
+    expect(body).not.toHaveBeenCalled();
+  });
+
+  it('a preSchedule hook that never settles does not hold a cancelled turn: every call ABORTED_BEFORE_DISPATCH', async () => {
+    const controller = new AbortController();
+    let entered!: () => void;
+    const preparing = new Promise<void>((resolve) => (entered = resolve));
+    const turn = engine([tool('t')], { preSchedule: () => (entered(), new Promise(() => undefined)) }).run([call('t'), call('t')], { signal: controller.signal });
+    await preparing;
+    controller.abort();
+    const results = await turn;
+    expect(results.map((result) => failure(result).error.code)).toEqual(['ABORTED_BEFORE_DISPATCH', 'ABORTED_BEFORE_DISPATCH']);
+  });
+
   it('a throwing guard fails closed', async () => {
     const [result] = await engine([tool('t')], { guards: [() => { throw new Error('boom'); }] }).run([call('t')]);
     expect(failure(result).error.message).toContain('guard 0 failed (boom)');

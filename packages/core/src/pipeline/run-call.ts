@@ -96,7 +96,7 @@ function gateDraft(gate: GateOutcome): Verdict {
 
 function guards(walk: CallWalk): Verdict | Promise<Verdict> {
   if (walk.config.guards.length === 0) return undefined;
-  return runGuards(walk.config, walk.call, walk.args, walk.tenant).then((denial) => (denial === undefined ? undefined : draftFailure('PERMISSION_DENIED', denial)));
+  return runGuards(walk.config, walk.call, walk.args, walk.tenant, walk.signal).then((denial) => (denial === undefined ? undefined : draftFailure('PERMISSION_DENIED', denial)));
 }
 
 function settleExecute(walk: CallWalk, outcome: ExecuteOutcome): Verdict {

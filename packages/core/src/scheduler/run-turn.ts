@@ -10,6 +10,7 @@ import type { PipelineConfig } from '../pipeline/pipeline-config.js';
 import { runParsedCall } from '../pipeline/run-call.js';
 import { NEVER_ABORTED } from '../util/merge-abort-signals.js';
 import { groupCalls } from './classify-call.js';
+import { untilAborted } from '../util/until-aborted.js';
 
 export interface TurnOptions {
   readonly signal?: AbortSignal;
@@ -55,7 +56,8 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
     const preSchedule = config.preSchedule;
     if (preSchedule !== undefined && !signal.aborted) {
       // No verdict means exclusive: a preparation that throws, even synchronously, only costs parallelism.
-      await Promise.resolve().then(() => preSchedule(parsed, { signal, tenant })).catch((error: unknown) => {
+      // Waited for only while the turn is wanted: cancelled, its calls are answered at once.
+      await untilAborted(Promise.resolve().then(() => preSchedule(parsed, { signal, tenant })), signal).catch((error: unknown) => {
         // A preparation stopped by the turn's own cancellation did not fail.
         if (!signal.aborted) reportError(config.observers, 'PRESCHEDULE_FAILED', 'a preSchedule hook failed; the turn runs without its preparation', error, { source: 'preSchedule', tenant });
       });
