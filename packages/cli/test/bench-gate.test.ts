@@ -1,7 +1,7 @@
 // The bench gate: ratios carry their per-round range; a run regressed only when its best
 // round is worse than the baseline's worst round by more than the threshold.
 import { describe, expect, it } from 'vitest';
-import { regressions, toEntries, type Metric } from '../src/bench/metrics.js';
+import { comparable, regressions, toEntries, type Metric } from '../src/bench/metrics.js';
 
 const ratio = (name: string, rounds: number[], direction: Metric['direction'] = 'smaller'): Metric => ({
   name,
@@ -21,6 +21,13 @@ describe('bench gate', () => {
   it('--metrics ratios leaves absolute figures out', () => {
     const absolute: Metric = { name: 'x_p50', unit: 'µs', value: 5, direction: 'smaller', ratio: false };
     expect(toEntries([absolute, ratio('a_ratio', [1])], 'smaller', 'ratios').map((entry) => entry.name)).toEqual(['a_ratio']);
+  });
+
+  it('a baseline with none of the run\'s gated metrics compares nothing, and says so (the command exits 2)', () => {
+    const run = [ratio('warm_ratio', [11, 12])];
+    expect(comparable(run, [], 'ratios')).toBe(0);
+    expect(comparable(run, [{ name: 'other_ratio', unit: 'x', value: 1 }], 'ratios')).toBe(0);
+    expect(comparable(run, toEntries(run, 'smaller'), 'ratios')).toBe(1);
   });
 
   it('overlapping runs of one build pass, even when their medians differ by far more than the threshold', () => {

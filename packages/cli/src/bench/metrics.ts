@@ -54,6 +54,12 @@ export interface Regression {
  * baseline's worst round counts: two runs of the same build overlap, a real regression
  * moves every round.
  */
+/** How many of this run's gated metrics the baseline has: none means the gate compared nothing. */
+export function comparable(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], gate: MetricSet): number {
+  const names = new Set(baseline.filter((entry) => entry.value > 0).map((entry) => entry.name));
+  return metrics.filter((metric) => (gate === 'all' || metric.ratio) && names.has(metric.name)).length;
+}
+
 export function regressions(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], maxPct: number, gate: MetricSet): Regression[] {
   const previous = new Map(baseline.map((entry) => [entry.name, entry]));
   const found: Regression[] = [];

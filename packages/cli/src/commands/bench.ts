@@ -2,7 +2,7 @@
 // measured in the same run; --json for github-action-benchmark, --baseline to gate CI.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { regressions, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
+import { comparable, regressions, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
 import { ROUNDS } from '../bench/measure.js';
 import { runSuite } from '../bench/suite.js';
 import { parseArgs } from 'node:util';
@@ -72,6 +72,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const only = values.metrics ?? 'all';
   if (only !== 'ratios' && only !== 'all') throw new UsageError('--metrics must be "ratios" or "all"');
   if (values['json-dir'] === '') throw new UsageError('--json-dir needs a folder');
+  const gateOnly = (['max-regression', 'gate'] as const).find((flag) => values[flag] !== undefined);
+  if (gateOnly !== undefined && values.baseline === undefined) throw new UsageError(`--${gateOnly} applies with --baseline only`);
   const baseline = values.baseline === undefined ? undefined : (await Promise.all(values.baseline.map(readBaseline))).flat();
 
   const tty = process.stderr.isTTY === true;
@@ -91,6 +93,11 @@ export async function benchCommand(argv: string[]): Promise<number> {
   else process.stdout.write(table(metrics, stylist(useColor(process.stdout))));
 
   if (baseline === undefined) return 0;
+  // A gate that compared nothing must not pass as if it had: a wrong or empty baseline file.
+  if (comparable(metrics, baseline, gate) === 0) {
+    process.stderr.write(`airlock bench: the baseline has none of this run's ${gate === 'ratios' ? 'ratios' : 'metrics'}, so nothing was compared (give an earlier "airlock bench --json" or --json-dir output)\n`);
+    return 2;
+  }
   const worse = regressions(metrics, baseline, maxRegression, gate);
   for (const regression of worse) {
     process.stderr.write(`airlock bench: ${regression.name} regressed ${regression.worseByPct}% (baseline ${regression.baseline}, now ${regression.current}; for ratios the baseline's worst round against this run's best; threshold ${maxRegression}%)\n`);
