@@ -58,6 +58,14 @@ function tenantBeside(sandbox: Sandbox, other: string): string {
 
 for (const mode of ['process', 'in-process'] as const) {
   describe(`cancelled before dispatch (${mode} mode)`, () => {
+    it('a call made after close() was not run: ABORTED_BEFORE_DISPATCH, not a crash to retry', async () => {
+      const { sandbox, engine } = await setup({ mode, threads: 1, ...(mode === 'process' ? { processes: 1 } : {}) });
+      await sandbox.close();
+      const [result] = await engine.run([call('late')], { tenant: 't' });
+      expect(code(result)).toBe('ABORTED_BEFORE_DISPATCH');
+      expect((result as ToolFailure).error.message).toContain('the sandbox is closed');
+    });
+
     it('a call cancelled while queued at the tenant gate is ABORTED_BEFORE_DISPATCH; the running one is ABORTED', async () => {
       // One thread, no reserve: while `holder` runs, `queued` waits at the gate.
       const { engine, running, entered } = await setup({ mode, threads: 1, fairShare: { reserveThreads: 0 }, ...(mode === 'process' ? { processes: 1 } : {}) });

@@ -72,7 +72,8 @@ export class ChildProcessHost implements SandboxHost {
   }
 
   run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
-    if (this.#closed) return Promise.resolve(crash('the sandbox is closed'));
+    // Nothing ran and nothing died: a retry would not help, so no SANDBOX_CRASH.
+    if (this.#closed) return Promise.resolve({ ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: 'the sandbox is closed: the call was not run', usage: NO_USAGE });
     if (signal?.aborted) return Promise.resolve(NOT_DISPATCHED);
     const child = this.#currentChild();
     const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities };

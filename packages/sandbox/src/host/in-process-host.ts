@@ -107,7 +107,7 @@ export class InProcessHost implements SandboxHost {
   }
 
   async run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
-    if (this.#closed) return { ok: false, code: 'SANDBOX_CRASH', message: 'the sandbox is closed', usage: NO_USAGE };
+    if (this.#closed) return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: 'the sandbox is closed: the call was not run', usage: NO_USAGE };
     // A call of a plugin granted capabilities gets a port to ask on, answered here.
     const channel = task.kind === 'call' && task.plugin.capabilities.length > 0 && capabilities !== undefined ? new MessageChannel() : undefined;
     if (channel !== undefined && capabilities !== undefined) {

@@ -94,7 +94,7 @@ export class RemoteHost implements SandboxHost {
   }
 
   run(task: SandboxTask, signal?: AbortSignal, capabilities?: CapabilityHandler): Promise<SandboxOutcome> {
-    if (this.#closed) return Promise.resolve(fail('SANDBOX_CRASH', 'the sandbox is closed'));
+    if (this.#closed) return Promise.resolve(fail('ABORTED_BEFORE_DISPATCH', 'the sandbox is closed: the call was not run'));
     if (task.kind === 'ping') return Promise.resolve({ ok: true, json: 'null', usage: NO_USAGE });
     if (signal?.aborted) return Promise.resolve(fail('ABORTED_BEFORE_DISPATCH', 'cancelled before it started'));
     return new Promise<SandboxOutcome>((resolve) => {
