@@ -79,6 +79,14 @@ describe('a message in two formats at once is refused, not half run', () => {
     const message = { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'read_note', arguments: '{}' } }], content: [{ type: 'tool_use', id: 'b', name: 'delete_note', input: {} }] };
     expect(() => detectToolCallMessage(message)).toThrow('the message holds OpenAI "tool_calls" and Anthropic "tool_use" blocks: which calls to run is not clear');
   });
+
+  it('Responses items beside chat messages, a raw response of two APIs, an item that is also a message', () => {
+    const chat = { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'read_note', arguments: '{}' } }] };
+    const item = { type: 'function_call', call_id: 'b', name: 'delete_note', arguments: '{}' };
+    expect(() => detectToolCallMessage([item, chat])).toThrow(/mixes Responses "function_call" items with messages holding tool calls/);
+    expect(() => detectToolCallMessage({ choices: [{ message: chat }], output: [item] })).toThrow(/the input is both "choices" and "output"/);
+    expect(() => detectToolCallMessage({ ...item, ...chat })).toThrow(/the input is both a Responses "function_call" item and tool calls of its own/);
+  });
 });
 
 describe('a call without an id is refused, not answered under a made-up id', () => {

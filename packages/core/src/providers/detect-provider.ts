@@ -54,7 +54,11 @@ function lastResponsesTurn(items: readonly unknown[], where: string): DetectedMe
 
 function fromList(list: readonly unknown[], where: string): DetectedMessage {
   if (list.length === 0) throw notToolCalls(`${where} is empty`, true);
-  if (list.some(isFunctionCallItem)) return lastResponsesTurn(list, where);
+  if (list.some(isFunctionCallItem)) {
+    // Running the Responses items would drop the other format's calls without a word.
+    if (list.some((item) => !isFunctionCallItem(item) && detectOne(item) !== undefined)) throw notToolCalls(`${where} mixes Responses "function_call" items with messages holding tool calls: which calls to run is not clear`);
+    return lastResponsesTurn(list, where);
+  }
   const lastAssistant = list.findLast(isAssistant);
   if (lastAssistant === undefined) throw notToolCalls(`${where} has no assistant message (role "assistant" or "model")`, true);
   const provider = detectOne(lastAssistant);
@@ -69,9 +73,21 @@ function fromMessage(message: Record<string, unknown>, where: string): DetectedM
   throw notToolCalls(`found neither OpenAI "tool_calls", Anthropic "tool_use", Responses "function_call" nor Gemini "functionCall"`, true);
 }
 
+/** The shapes an object could be read as: more than one, and reading one would drop the others' calls. */
+const SHAPES: readonly [string, (input: Record<string, unknown>) => boolean][] = [
+  ['a Responses "function_call" item', (input) => input.type === 'function_call'],
+  ['"messages"', (input) => Array.isArray(input.messages)],
+  ['"choices"', (input) => Array.isArray(input.choices)],
+  ['"output"', (input) => Array.isArray(input.output)],
+  ['"candidates"', (input) => Array.isArray(input.candidates)],
+  ['tool calls of its own', (input) => detectOne(input) !== undefined],
+];
+
 export function detectToolCallMessage(input: unknown): DetectedMessage {
   if (Array.isArray(input)) return fromList(input, 'the array');
   if (!isRecord(input)) throw notToolCalls(`expected a JSON object or array, got ${input === null ? 'null' : typeof input}`, true);
+  const shapes = SHAPES.filter(([, is]) => is(input)).map(([name]) => name);
+  if (shapes.length > 1) throw notToolCalls(`the input is both ${shapes.join(' and ')}: which calls to run is not clear`);
   if (input.type === 'function_call') return { provider: 'responses', message: [input] };
   if (Array.isArray(input.messages)) return fromList(input.messages, '"messages"');
   // Raw API responses: Chat Completions, Responses, Gemini generateContent.
