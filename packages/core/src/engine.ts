@@ -147,7 +147,15 @@ export function createEngine(options: EngineOptions): Engine {
           },
   };
 
-  const run = (calls: readonly ToolCallRequest[], turn?: TurnOptions): Promise<ToolResult[]> => runTurn(config, calls, turn);
+  const run = (calls: readonly ToolCallRequest[], turn?: TurnOptions): Promise<ToolResult[]> => {
+    // A caller's mistake, said as an AirlockError (a Set or null would fail deep inside as a TypeError).
+    if (!Array.isArray(calls)) return Promise.reject(new AirlockError('INVALID_OPTION', 'run(calls): calls must be an array of tool calls', { path: 'calls' }));
+    return runTurn(config, calls, turn);
+  };
+  const formatOf = <P extends ProviderId>(provider: P): (typeof PROVIDERS)[P] => {
+    if (typeof provider !== 'string' || !Object.hasOwn(PROVIDERS, provider)) throw new AirlockError('INVALID_OPTION', `unknown provider ${JSON.stringify(String(provider))} (one of ${Object.keys(PROVIDERS).join(', ')})`, { path: 'provider' });
+    return PROVIDERS[provider];
+  };
   return {
     registry,
     schemas: () => registry.schemas(),
@@ -155,10 +163,10 @@ export function createEngine(options: EngineOptions): Engine {
     tools: <P extends ProviderId>(provider: P) =>
       (provider === 'mcp'
         ? mcpToolsWithOutput(registry.schemas().map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
-        : PROVIDERS[provider].tools(registry.schemas())) as ProviderTool<P>[],
+        : formatOf(provider).tools(registry.schemas())) as ProviderTool<P>[],
     run,
     async runMessage<P extends ProviderId>(provider: P, message: unknown, turn?: TurnOptions) {
-      const format = PROVIDERS[provider];
+      const format = formatOf(provider);
       const results = await run(format.parseCalls(message), turn);
       return { results, messages: format.toolMessages(results) as ProviderToolMessage<P>[] };
     },

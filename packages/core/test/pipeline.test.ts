@@ -10,6 +10,18 @@ afterEach(() => {
 const failure = (result: unknown) => result as ToolFailure;
 
 describe('parse stage', () => {
+  it('a caller\'s mistakes are AirlockErrors, and a hole in the call list is a call answered like the others', async () => {
+    const e = engine([tool('t')]);
+    await expect(e.run(null as never)).rejects.toMatchObject({ code: 'INVALID_OPTION', message: 'run(calls): calls must be an array of tool calls' });
+    await expect(e.run(new Set([call('t')]) as never)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    expect(() => e.tools('nope' as never)).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+    await expect(e.runMessage('nope' as never, {})).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    // eslint-disable-next-line no-sparse-arrays
+    const results = await e.run([, call('t', {}, 'second')] as never);
+    expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['INVALID_ARGS', 'ok']);
+    expect(results[1]?.callId).toBe('second');
+  });
+
   it('malformed JSON is INVALID_ARGS naming the problem, not an exception', async () => {
     const [result] = await engine([tool('t')]).run([call('t', '{"id": ')]);
     expect(failure(result).error.code).toBe('INVALID_ARGS');

@@ -9,7 +9,8 @@ import type { ParsedCall } from './parsed-call.js';
 import type { PipelineConfig } from './pipeline-config.js';
 
 export function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined): ParsedCall[] {
-  const parsed = rejectDuplicateIds(requests.map((request, index) => safeParse(config, request, index)));
+  // Array.from visits a sparse list's holes too (map skips them): each is a call answered like any other.
+  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index)));
   if (config.observers.onStage !== undefined) for (const call of parsed) emitStage(config.observers, call.callId, 'parse', tenant);
   return parsed;
 }
