@@ -20,6 +20,11 @@ describe('parse stage', () => {
     const results = await e.run([, call('t', {}, 'second')] as never);
     expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['INVALID_ARGS', 'ok']);
     expect(results[1]?.callId).toBe('second');
+    // No id, or an empty one: answered under its position, never run.
+    const body = vi.fn(() => null);
+    const noIds = await engine([tool('t', { execute: body })]).run([{ name: 't', arguments: '{}' } as never, { id: '', name: 't', arguments: '{}' }]);
+    expect(noIds.map((result) => [result.callId, failure(result).error.code])).toEqual([['call-0', 'INVALID_ARGS'], ['call-1', 'INVALID_ARGS']]);
+    expect(body).not.toHaveBeenCalled();
   });
 
   it('malformed JSON is INVALID_ARGS naming the problem, not an exception', async () => {
@@ -280,6 +285,12 @@ describe('execute stage', () => {
     expect(failure(result).error.message).not.toContain('/home/app');
     expect(failure(result).error.message).not.toContain('node:fs');
     expect(failure(result).error.message).toContain('ENOENT');
+  });
+
+  it('a ToolCallError with a code outside the catalogue (untyped JavaScript) is TOOL_ERROR', async () => {
+    const odd = tool('odd', { execute: () => { throw new ToolCallError('NOPE' as never, 'odd: custom failure'); } });
+    const [result] = await engine([odd]).run([call('odd')]);
+    expect(failure(result).error).toMatchObject({ code: 'TOOL_ERROR', message: 'odd: custom failure' });
   });
 
   it('a ToolCallError chooses its code', async () => {

@@ -9,8 +9,11 @@ import type { ParsedCall } from './parsed-call.js';
 import type { PipelineLimits } from './pipeline-limits.js';
 
 export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits): ParsedCall {
-  const callId = String(request.id);
+  const id = request.id;
   const name = String(request.name);
+  // A call without an id cannot be matched to its result: answered under its position, never run.
+  if (id === undefined || id === null || id === '') return failed(index, `call-${index}`, name, registry.get(name), 'INVALID_ARGS', `${name}: the call has no id (tool call ids are non-empty strings)`);
+  const callId = String(id);
   const tool = registry.get(name);
   if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, name));
   const parsed = parseJsonArguments(request.arguments, limits);

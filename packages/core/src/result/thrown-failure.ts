@@ -5,6 +5,7 @@
 import type { ResultCode } from '../errors/result-codes.js';
 import { ToolCallError } from '../errors/tool-call-error.js';
 import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
+import { isResultCode } from '../errors/result-codes.js';
 
 /** `${prefix}: ` and the thrown value's message, sanitized. */
 export function toolErrorMessage(prefix: string, thrown: unknown): string {
@@ -18,6 +19,7 @@ export function hookFailureText(thrown: unknown): string {
 
 /** What a tool body's throw means: its own code when it chose one, else TOOL_ERROR. */
 export function thrownFailure(toolName: string, thrown: unknown): { readonly code: ResultCode; readonly message: string } {
-  if (ToolCallError.isInstance(thrown)) return { code: thrown.code, message: thrown.message };
+  // A code outside the catalogue (from untyped JavaScript) is no code a model or operator can read: TOOL_ERROR.
+  if (ToolCallError.isInstance(thrown)) return { code: isResultCode(thrown.code) ? thrown.code : 'TOOL_ERROR', message: thrown.message };
   return { code: 'TOOL_ERROR', message: toolErrorMessage(toolName, thrown) };
 }
