@@ -113,6 +113,13 @@ describe('airlock run', () => {
     expect(oneLine(stderr)).toContain(message);
   });
 
+  it('a transcript that starts with a UTF-8 byte-order mark is read like any other', async () => {
+    const transcript = await readFile(`${T}/openai-ask.json`, 'utf8');
+    const { code, stdout } = await airlock(['run', '-', '--plugins', PLUGINS, '--json', '--approve-all'], { input: `\ufeff${transcript}` });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).results).toHaveLength(1);
+  });
+
   it('a bad manifest is exit 2 naming the manifest and the key', async () => {
     const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'test/fixtures/bad-plugins/bad-manifest']);
     expect(code).toBe(2);

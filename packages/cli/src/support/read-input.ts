@@ -27,7 +27,8 @@ export async function readJsonInput(source: string): Promise<unknown> {
   }
   if (text.trim() === '') throw new UsageError(`${label}: is empty (expected a JSON transcript)`);
   try {
-    return JSON.parse(text) as unknown;
+    // Editors on some systems start UTF-8 files with a byte-order mark: not part of the JSON.
+    return JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text) as unknown;
   } catch (error) {
     throw new UsageError(`${label}: not valid JSON (${(error as Error).message})`);
   }

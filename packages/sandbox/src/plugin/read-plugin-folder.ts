@@ -38,7 +38,8 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    // Editors on some systems start UTF-8 files with a byte-order mark: not part of the JSON.
+    raw = JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text);
   } catch (error) {
     problems.push(`${manifestPath}: not valid JSON (${(error as Error).message})`);
     return done();
