@@ -72,6 +72,8 @@ export class RemoteHost implements SandboxHost {
   readonly #watches = new Map<string, ExecutorWatch>();
   /** When a live call's message last came from each executor: signs of life the liveness probe counts. */
   readonly #heard = new Map<string, number>();
+  /** When this host last read any call's message: a probe answer may queue behind such traffic. */
+  #lastInbound = -Infinity;
   readonly #fingerprints = new WeakMap<PluginSpec, string>();
   readonly #subscriptions: Subscription[];
   /**
@@ -271,6 +273,7 @@ export class RemoteHost implements SandboxHost {
   }
 
   #onMessage(message: Msg): void {
+    this.#lastInbound = performance.now();
     const token = message.subject.slice(message.subject.lastIndexOf('.') + 1);
     const body = decode(message.data);
     const call = this.#calls.get(token);
@@ -367,9 +370,11 @@ export class RemoteHost implements SandboxHost {
         const code = errorCode(error);
         const why = code === ErrorCode.NoResponders ? 'died or lost its connection' : code === ErrorCode.Timeout ? `stopped answering for ${PROBE_TIMEOUT_MS} ms` : undefined;
         if (why === undefined) return; // this host's own connection trouble: the backstop still bounds the call
-        // A result or request from it while the probe waited: alive, its answer queued behind
-        // that traffic on this host's one connection (a burst of 1 MB results took 3 s).
-        if (code === ErrorCode.Timeout && (this.#heard.get(executor) ?? -Infinity) >= sent) return;
+        // A result or request from it while the probe waited: alive. And any call's message this
+        // host read meanwhile says its one connection was busy: the answer may be queued behind
+        // that traffic (a burst of 1 MB results, from this executor or another, took 3 s), so
+        // nothing is concluded; the next probe asks again, and the call's backstop still bounds it.
+        if (code === ErrorCode.Timeout && ((this.#heard.get(executor) ?? -Infinity) >= sent || this.#lastInbound >= sent)) return;
         clearInterval(watch.timer);
         this.#watches.delete(executor);
         for (const token of watch.tokens) {
