@@ -25,6 +25,9 @@ describe('parse stage', () => {
     const noIds = await engine([tool('t', { execute: body })]).run([{ name: 't', arguments: '{}' } as never, { id: '', name: 't', arguments: '{}' }]);
     expect(noIds.map((result) => [result.callId, failure(result).error.code])).toEqual([['call-0', 'INVALID_ARGS'], ['call-1', 'INVALID_ARGS']]);
     expect(body).not.toHaveBeenCalled();
+    // A stand-in never takes a real call's id: each result stays filed under its own call.
+    const mixed = await engine([tool('t')]).run([{ name: 't', arguments: '{}' } as never, { id: 'call-0', name: 't', arguments: '{}' }]);
+    expect(mixed.map((result) => [result.callId, result.isError ? result.error.code : 'ok'])).toEqual([['call-0~', 'INVALID_ARGS'], ['call-0', 'ok']]);
   });
 
   it('malformed JSON is INVALID_ARGS naming the problem, not an exception', async () => {
@@ -257,6 +260,24 @@ describe('execute stage', () => {
     const [result] = await pending;
     expect(seen!.aborted).toBe(true);
     expect(failure(result).error.code).toBe('ABORTED');
+  });
+
+  it('a wrapper that waits past the cancellation never runs the body of a call answered as not run', async () => {
+    const controller = new AbortController();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting!: () => void;
+    const inWrapper = new Promise<void>((resolve) => (waiting = resolve));
+    const body = vi.fn(() => null);
+    const e = engine([tool('t', { execute: body })], { executeWrappers: [async (_exec, next) => { waiting(); await gate; return next(); }] });
+    const turn = e.run([call('t')], { signal: controller.signal });
+    await inWrapper;
+    controller.abort();
+    const [result] = await turn;
+    expect(failure(result).error.code).toBe('ABORTED_BEFORE_DISPATCH');
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(body).not.toHaveBeenCalled();
   });
 
   it('a body that never settles ends as TIMEOUT at its deadline, and its late end goes to observers only', async () => {

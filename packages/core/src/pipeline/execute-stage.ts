@@ -36,6 +36,9 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
   const invoke = async (depth: number, execSignal: AbortSignal): Promise<JsonValue> => {
     const wrapper = config.executeWrappers[depth];
     if (wrapper === undefined) {
+      // A wrapper that waited (a rate limiter, a lock) past the call's cancellation or deadline:
+      // the call is already answered as not run (or timed out), so its body must not run now.
+      if (execSignal.aborted) throw new ToolCallError('ABORTED_BEFORE_DISPATCH', `${call.name}: cancelled before it started`);
       bodyStarted = true;
       return definition.execute(args, makeExec(execSignal));
     }

@@ -8,11 +8,12 @@ import { describeValidationErrors } from '../validation/describe-errors.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineLimits } from './pipeline-limits.js';
 
-export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits): ParsedCall {
+/** `standIn` names a call that has no id of its own (never one another call of the turn uses). */
+export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string = (at) => `call-${at}`): ParsedCall {
   const id = request.id;
   const name = String(request.name);
   // A call without an id cannot be matched to its result: answered under its position, never run.
-  if (id === undefined || id === null || id === '') return failed(index, `call-${index}`, name, registry.get(name), 'INVALID_ARGS', `${name}: the call has no id (tool call ids are non-empty strings)`);
+  if (id === undefined || id === null || id === '') return failed(index, standIn(index), name, registry.get(name), 'INVALID_ARGS', `${name}: the call has no id (tool call ids are non-empty strings)`);
   const callId = String(id);
   const tool = registry.get(name);
   if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, name));

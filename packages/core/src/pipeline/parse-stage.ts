@@ -9,23 +9,46 @@ import type { ParsedCall } from './parsed-call.js';
 import type { PipelineConfig } from './pipeline-config.js';
 
 export function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined): ParsedCall[] {
+  const standIn = standInIds(requests);
   // Array.from visits a sparse list's holes too (map skips them): each is a call answered like any other.
-  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index)));
+  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index, standIn)));
   if (config.observers.onStage !== undefined) for (const call of parsed) emitStage(config.observers, call.callId, 'parse', tenant);
   return parsed;
 }
 
-/** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
-function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number): ParsedCall {
-  try {
-    return parseCall(config.registry, request, index, config.limits);
-  } catch {
-    let callId = `call-${index}`;
+/**
+ * Ids for calls that have none: `call-<index>`, made unique against every id the turn's calls
+ * do carry, so a stand-in never files a result under a real call's id.
+ */
+function standInIds(requests: readonly ToolCallRequest[]): (index: number) => string {
+  const taken = new Set<string>();
+  for (let index = 0; index < requests.length; index += 1) {
     try {
-      if (typeof request.id === 'string') callId = request.id;
+      const id = requests[index]?.id;
+      if (id !== undefined && id !== null && id !== '') taken.add(String(id));
     } catch {
-      // keep the positional id
+      // an id that cannot be read gets a stand-in too
     }
-    return { index, callId, name: 'unknown', tool: undefined, args: undefined, failure: { code: 'INVALID_ARGS', message: 'this tool call could not be read (its id, name or arguments are not plain data)' } };
+  }
+  return (index) => {
+    let id = `call-${index}`;
+    while (taken.has(id)) id += '~';
+    taken.add(id);
+    return id;
+  };
+}
+
+/** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
+function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string): ParsedCall {
+  try {
+    return parseCall(config.registry, request, index, config.limits, standIn);
+  } catch {
+    let callId: string | undefined;
+    try {
+      if (typeof request.id === 'string' && request.id !== '') callId = request.id;
+    } catch {
+      // a stand-in below
+    }
+    return { index, callId: callId ?? standIn(index), name: 'unknown', tool: undefined, args: undefined, failure: { code: 'INVALID_ARGS', message: 'this tool call could not be read (its id, name or arguments are not plain data)' } };
   }
 }
