@@ -36,9 +36,12 @@ export const PROBATION_LANES = 4;
  */
 const CRASHES_WITH_OWN_LANES = 4;
 
+/** Most lanes: each may hold a sandbox process once used (about 85 MB), for calls and for programs. */
+const MAX_LANES = 16;
+
 /** How many probation lanes a sandbox with this many call threads per shard gets. */
 export function probationLanes(callThreads: number): number {
-  return Math.max(PROBATION_LANES, CRASHES_WITH_OWN_LANES * callThreads);
+  return Math.max(PROBATION_LANES, Math.min(MAX_LANES, CRASHES_WITH_OWN_LANES * callThreads));
 }
 /** A tenant keeps its lane this long after its last suspect call (the quarantine's default window). */
 const LANE_HELD_MS = 60_000;
