@@ -1,7 +1,7 @@
 // The bench gate: ratios carry their per-round range; a run regressed only when its best
 // round is worse than the baseline's worst round by more than the threshold.
 import { describe, expect, it } from 'vitest';
-import { comparable, regressions, toEntries, type Metric } from '../src/bench/metrics.js';
+import { comparable, regressions, toEntries, uncompared, type Metric } from '../src/bench/metrics.js';
 
 const ratio = (name: string, rounds: number[], direction: Metric['direction'] = 'smaller'): Metric => ({
   name,
@@ -28,6 +28,9 @@ describe('bench gate', () => {
     expect(comparable(run, [], 'ratios')).toBe(0);
     expect(comparable(run, [{ name: 'other_ratio', unit: 'x', value: 1 }], 'ratios')).toBe(0);
     expect(comparable(run, toEntries(run, 'smaller'), 'ratios')).toBe(1);
+    // In part (only one of the two files): the ones left out are named, never passed silently.
+    const both = [ratio('warm_ratio', [11, 12]), ratio('batch_ratio', [0.2], 'bigger')];
+    expect(uncompared(both, toEntries(both, 'bigger'), 'ratios')).toEqual(['warm_ratio']);
   });
 
   it('overlapping runs of one build pass, even when their medians differ by far more than the threshold', () => {

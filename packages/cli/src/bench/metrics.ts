@@ -56,8 +56,13 @@ export interface Regression {
  */
 /** How many of this run's gated metrics the baseline has: none means the gate compared nothing. */
 export function comparable(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], gate: MetricSet): number {
+  return metrics.filter((metric) => (gate === 'all' || metric.ratio)).length - uncompared(metrics, baseline, gate).length;
+}
+
+/** This run's gated metrics the baseline does not have: they pass the gate unseen. */
+export function uncompared(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], gate: MetricSet): string[] {
   const names = new Set(baseline.filter((entry) => entry.value > 0).map((entry) => entry.name));
-  return metrics.filter((metric) => (gate === 'all' || metric.ratio) && names.has(metric.name)).length;
+  return metrics.filter((metric) => (gate === 'all' || metric.ratio) && !names.has(metric.name)).map((metric) => metric.name);
 }
 
 export function regressions(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], maxPct: number, gate: MetricSet): Regression[] {

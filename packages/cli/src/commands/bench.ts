@@ -2,7 +2,7 @@
 // measured in the same run; --json for github-action-benchmark, --baseline to gate CI.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { comparable, regressions, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
+import { comparable, regressions, uncompared, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
 import { ROUNDS } from '../bench/measure.js';
 import { runSuite } from '../bench/suite.js';
 import { parseArgs } from 'node:util';
@@ -98,6 +98,9 @@ export async function benchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`airlock bench: the baseline has none of this run's ${gate === 'ratios' ? 'ratios' : 'metrics'}, so nothing was compared (give an earlier "airlock bench --json" or --json-dir output)\n`);
     return 2;
   }
+  // Gated in part: say which were not compared (only --baseline bigger.json, say), never pass them silently.
+  const unseen = uncompared(metrics, baseline, gate);
+  if (unseen.length > 0) process.stderr.write(`airlock bench: ${unseen.length} of this run's ${gate === 'ratios' ? 'ratios' : 'metrics'} are not in the baseline and were not compared (${unseen.slice(0, 5).join(', ')}${unseen.length > 5 ? ', …' : ''})\n`);
   const worse = regressions(metrics, baseline, maxRegression, gate);
   for (const regression of worse) {
     process.stderr.write(`airlock bench: ${regression.name} regressed ${regression.worseByPct}% (baseline ${regression.baseline}, now ${regression.current}; for ratios the baseline's worst round against this run's best; threshold ${maxRegression}%)\n`);
