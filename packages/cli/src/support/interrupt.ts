@@ -5,6 +5,8 @@ export const INTERRUPTED_EXIT = 130;
 
 /** How long cancelled calls get to come back as results before the command stops waiting. */
 export const INTERRUPT_GRACE_MS = 3000;
+/** How long after an interrupted run the same Ctrl-C's second delivery may still arrive. */
+const DUPLICATE_SIGINT_MS = 1000;
 
 export interface Interrupt {
   /** Aborts on the first SIGINT. */
@@ -32,8 +34,16 @@ export function onInterrupt(): Interrupt {
     signal: controller.signal,
     givenUp,
     dispose() {
-      process.off('SIGINT', handler);
       clearTimeout(timer);
+      if (!controller.signal.aborted) {
+        process.off('SIGINT', handler);
+        return;
+      }
+      // The copy of that Ctrl-C the wrapper forwards can arrive after the run ended: with
+      // Node's default back it killed the process before the results were printed (exit 130,
+      // nothing shown). Copies are swallowed a moment longer; a later Ctrl-C ends the process.
+      const late = setTimeout(() => process.off('SIGINT', handler), DUPLICATE_SIGINT_MS);
+      late.unref();
     },
   };
 }
