@@ -1,6 +1,6 @@
 // Reading a plugin's capability argument: an object with the named fields, nothing else
 // trusted. A refusal is an ordinary error; the plugin sees only a generic coded failure.
-import type { JsonObject, JsonValue } from '@airlock/core';
+import { findControlCharacter, type JsonObject, type JsonValue } from '@airlock/core';
 
 export class CapabilityRefusal extends Error {
   override readonly name = 'CapabilityRefusal';
@@ -21,5 +21,7 @@ export function optionalStringField(object: JsonObject, field: string, capabilit
   return Object.hasOwn(object, field) && object[field] !== undefined ? stringField(object, field, capability) : undefined;
 }
 
-/** Letters that change how a name reads or is matched without showing: never in a path or key. */
-export const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+/** Whether a name holds a letter that changes how it reads or is matched without showing (core's one definition): never in a path or key. */
+export function hasInvisible(text: string): boolean {
+  return findControlCharacter(text) !== undefined;
+}

@@ -10,7 +10,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import type { JsonObject, JsonValue } from '@airlock/core';
 import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
-import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
+import { argumentObject, CapabilityRefusal, hasInvisible, optionalStringField, stringField } from './capability-argument.js';
 import { isInternalAddress } from './address-check.js';
 import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';
 import type { BoundSecret } from './secret-binding.js';
@@ -139,7 +139,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 function parseUrl(text: string): URL {
-  if (text.length > 8192 || INVISIBLE.test(text)) throw new CapabilityRefusal('fetch: bad url');
+  if (text.length > 8192 || hasInvisible(text)) throw new CapabilityRefusal('fetch: bad url');
   let url: URL;
   try {
     url = new URL(text);

@@ -2,7 +2,7 @@
 // context, never from the plugin's argument, so no argument can reach another pair's keys.
 import { snapshotJson, type JsonValue } from '@airlock/core';
 import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
-import { argumentObject, CapabilityRefusal, INVISIBLE, optionalStringField, stringField } from './capability-argument.js';
+import { argumentObject, CapabilityRefusal, hasInvisible, optionalStringField, stringField } from './capability-argument.js';
 import type { KvNamespace, KvStore } from './kv-store.js';
 
 export const KV_FUNCTIONS = ['kv.get', 'kv.set', 'kv.delete', 'kv.list'] as const;
@@ -16,7 +16,7 @@ const MAX_LIST_KEYS = 1000;
 function keyOf(key: string, name: string, allowEmpty = false): string {
   if (key.length === 0 && !allowEmpty) throw new CapabilityRefusal(`${name}: key must not be empty`);
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new CapabilityRefusal(`${name}: key longer than ${MAX_KEY_BYTES} bytes`);
-  if (INVISIBLE.test(key)) throw new CapabilityRefusal(`${name}: key contains control characters`);
+  if (hasInvisible(key)) throw new CapabilityRefusal(`${name}: key contains control characters`);
   return key;
 }
 

@@ -4,7 +4,7 @@
 // characters, over-long names, and the names the workspace keeps for its own temp files.
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { CapabilityRefusal, INVISIBLE } from './capability-argument.js';
+import { CapabilityRefusal, hasInvisible } from './capability-argument.js';
 
 export const MAX_PATH_BYTES = 1024;
 /** NAME_MAX on common file systems. */
@@ -14,7 +14,7 @@ export const TEMP_PREFIX = '.airlock-tmp-';
 
 export function workspaceSegments(path: string, allowRoot: boolean): string[] {
   if (Buffer.byteLength(path, 'utf8') > MAX_PATH_BYTES) throw new CapabilityRefusal(`workspace path longer than ${MAX_PATH_BYTES} bytes`);
-  if (INVISIBLE.test(path)) throw new CapabilityRefusal('workspace path contains control characters');
+  if (hasInvisible(path)) throw new CapabilityRefusal('workspace path contains control characters');
   if (path.startsWith('/') || path.startsWith('~') || /^[a-zA-Z]:/.test(path)) throw new CapabilityRefusal('workspace paths are relative to the workspace');
   if (path.includes('\\')) throw new CapabilityRefusal('workspace paths use "/" only');
   const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');

@@ -1,7 +1,7 @@
 // The operator's manifest, `airlock.plugin.json`. Every key is checked; unknown keys
 // are errors, and limits may be omitted but never exceed the host's caps.
 import { posix } from 'node:path';
-import { didYouMean } from '@airlock/core';
+import { didYouMean, findControlCharacter } from '@airlock/core';
 import { z } from 'zod';
 import { HOST_HEADERS, MAX_RESPONSE_BYTES_CAP } from '../capabilities/fetch.js';
 import { parseOrigin } from '../capabilities/network-origins.js';
@@ -11,11 +11,11 @@ const decision = z.enum(['allow', 'deny', 'ask'], { error: 'must be "allow", "de
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
 
 // Globs and roots are matched against model-written paths: a control character in one is a mistake.
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
-const glob = z.string().min(1, 'must be a non-empty glob').refine((text) => !INVISIBLE.test(text), 'must not contain control characters');
+const invisible = (text: string): boolean => findControlCharacter(text) !== undefined;
+const glob = z.string().min(1, 'must be a non-empty glob').refine((text) => !invisible(text), 'must not contain control characters');
 const globs = z.union([glob, z.array(glob).min(1, 'must list at least one glob')], { error: 'must be a glob or a list of globs' });
 const root = z.string().refine(
-  (text) => text.startsWith('/') && posix.normalize(text) === text.replace(/(.)\/+$/, '$1') && !INVISIBLE.test(text) && !/[*?[\]{}()!+@\\]/.test(text),
+  (text) => text.startsWith('/') && posix.normalize(text) === text.replace(/(.)\/+$/, '$1') && !invisible(text) && !/[*?[\]{}()!+@\\]/.test(text),
   'must be an absolute, normalized path (no "." or ".." segments, no glob characters)',
 );
 /** `"/etc/**"`, a list, or `{ "matches": ..., "root": "/srv/workspace" }` to resolve relative paths against a root. */
