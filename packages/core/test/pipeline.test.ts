@@ -269,14 +269,23 @@ describe('execute stage', () => {
     let waiting!: () => void;
     const inWrapper = new Promise<void>((resolve) => (waiting = resolve));
     const body = vi.fn(() => null);
-    const e = engine([tool('t', { execute: body })], { executeWrappers: [async (_exec, next) => { waiting(); await gate; return next(); }] });
+    // What the wrapper's late next() came to: the signal that it ran, whatever it did.
+    let nextSettled!: (outcome: unknown) => void;
+    const lateNext = new Promise((resolve) => (nextSettled = resolve));
+    const e = engine([tool('t', { execute: body })], {
+      executeWrappers: [async (_exec, next) => {
+        waiting();
+        await gate;
+        return next().then((value) => (nextSettled(value), value), (error: unknown) => (nextSettled(error), Promise.reject(error)));
+      }],
+    });
     const turn = e.run([call('t')], { signal: controller.signal });
     await inWrapper;
     controller.abort();
     const [result] = await turn;
     expect(failure(result).error.code).toBe('ABORTED_BEFORE_DISPATCH');
     release();
-    await new Promise((resolve) => setImmediate(resolve));
+    await lateNext;
     expect(body).not.toHaveBeenCalled();
   });
 

@@ -9,7 +9,7 @@ import type { ParsedCall } from './parsed-call.js';
 import type { PipelineLimits } from './pipeline-limits.js';
 
 /** `standIn` names a call that has no id of its own (never one another call of the turn uses). */
-export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string = (at) => `call-${at}`): ParsedCall {
+export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string): ParsedCall {
   const id = request.id;
   const name = String(request.name);
   // A call without an id cannot be matched to its result: answered under its position, never run.

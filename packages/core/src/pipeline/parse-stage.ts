@@ -21,16 +21,22 @@ export function parseStage(config: PipelineConfig, requests: readonly ToolCallRe
  * do carry, so a stand-in never files a result under a real call's id.
  */
 function standInIds(requests: readonly ToolCallRequest[]): (index: number) => string {
-  const taken = new Set<string>();
-  for (let index = 0; index < requests.length; index += 1) {
-    try {
-      const id = requests[index]?.id;
-      if (id !== undefined && id !== null && id !== '') taken.add(String(id));
-    } catch {
-      // an id that cannot be read gets a stand-in too
+  // Read only when a call lacks an id: the per-turn path of calls that have theirs pays nothing.
+  let taken: Set<string> | undefined;
+  const idsInUse = (): Set<string> => {
+    const ids = new Set<string>();
+    for (let index = 0; index < requests.length; index += 1) {
+      try {
+        const id = requests[index]?.id;
+        if (id !== undefined && id !== null && id !== '') ids.add(String(id));
+      } catch {
+        // an id that cannot be read gets a stand-in too
+      }
     }
-  }
+    return ids;
+  };
   return (index) => {
+    taken ??= idsInUse();
     let id = `call-${index}`;
     while (taken.has(id)) id += '~';
     taken.add(id);
