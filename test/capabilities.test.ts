@@ -2,7 +2,9 @@
 // only, scoped by tenant, failing without host detail, bounded by the call's deadline.
 import { createEngine, type Engine, type JsonValue, type ToolFailure } from '@airlock/core';
 import { createSandbox, SandboxError, type Capability, type Sandbox } from '@airlock/sandbox';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 
@@ -85,6 +87,30 @@ describe('granting', () => {
     } finally {
       await sandbox.close();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("each plugin's realms carry its own grants, though one worker builds both plugins' realms", async () => {
+    // Grants baked into the realm's bootstrap, of equal length: a compile cache keyed by what
+    // V8 itself checks (little more than the source's length) would hand one to the other.
+    const folders = await Promise.all((['kv.get', 'kv.set'] as const).map(async (grant, index) => {
+      const dir = await mkdtemp(join(tmpdir(), 'airlock-grants-'));
+      const tool = `names_${index}`;
+      await writeFile(join(dir, 'index.js'), `export default { tools: [{ name: '${tool}', description: 'Which capabilities?', parameters: { type: 'object' }, execute: (_args, ctx) => Object.keys(ctx.capabilities) }] };`);
+      await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: `grants-${index}`, module: './index.js', capabilities: [grant] }));
+      return dir;
+    }));
+    const sandbox = createSandbox({ mode: 'in-process', threads: 1, capabilities });
+    try {
+      await sandbox.loadPlugins(folders);
+      const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
+      for (const tenant of ['a', 'b']) {
+        const results = await engine.run([{ id: '0', name: 'names_0', arguments: '{}' }, { id: '1', name: 'names_1', arguments: '{}' }], { tenant });
+        expect(results.map((result) => (result as { value?: unknown }).value)).toEqual([['kv.get'], ['kv.set']]);
+      }
+    } finally {
+      await sandbox.close();
+      await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
     }
   });
 

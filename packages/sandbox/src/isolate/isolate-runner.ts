@@ -147,6 +147,8 @@ export class IsolateRunner {
       // heap limit isolated-vm disposes the isolate itself, and from Node 24 may never settle the
       // task: that is no zombie.)
       if (watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall' || watchdog.killedFor === 'cancel') this.#watchForZombie(started, { tenant: tenant ?? LOADING_TENANT, plugin: plugin.name });
+      // After the answer is on its way, not before it.
+      if (this.#slots.hasRetired) setImmediate(() => this.#slots.disposeRetired());
       if (tenant === undefined) disposeQuietly(isolate);
       else this.#buildAhead([
         // The next fresh call of this tenant finds its realm built.

@@ -47,6 +47,8 @@ export class IsolateSlots {
    * that has none: it has run no plugin code, and the first tenant to take it owns it for good.
    */
   readonly #ready = new Map<string, IsolateSlot>();
+  /** Isolates evicted past the cap, disposed after the task that evicted them (disposeRetired). */
+  #retired: ivm.Isolate[] = [];
   #failNext = false;
   readonly #witness: CatastropheWitness;
 
@@ -74,9 +76,22 @@ export class IsolateSlots {
     while (this.#slots.size > MAX_ISOLATES_PER_WORKER) {
       const [oldestKey, oldest] = this.#slots.entries().next().value as [string, IsolateSlot];
       this.#slots.delete(oldestKey);
-      disposeQuietly(oldest.isolate);
+      // Disposing takes most of a millisecond: not on the path of the call that evicted it.
+      this.#retired.push(oldest.isolate);
     }
     return slot;
+  }
+
+  /** Whether evicted isolates wait to be disposed. */
+  get hasRetired(): boolean {
+    return this.#retired.length > 0;
+  }
+
+  /** Disposes the isolates evicted past the cap (nothing of theirs runs: they were idle). */
+  disposeRetired(): void {
+    const retired = this.#retired;
+    this.#retired = [];
+    for (const isolate of retired) disposeQuietly(isolate);
   }
 
   /**
@@ -165,6 +180,7 @@ export class IsolateSlots {
   }
 
   disposeAll(): void {
+    this.disposeRetired();
     for (const slot of [...this.#slots.values(), ...this.#ready.values()]) disposeQuietly(slot.isolate);
     this.#slots.clear();
     this.#ready.clear();

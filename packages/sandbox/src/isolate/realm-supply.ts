@@ -5,13 +5,15 @@ import type ivm from './ivm.js';
 import type { IsolateSlot } from './isolate-slots.js';
 import { compileRealmGlobals } from './install-realm-globals.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
-import { buildRealm, compileBootstrap, releaseRealm, type Realm } from './realm.js';
+import { buildRealm, compileBootstrap, releaseRealm, type BootstrapCache, type Realm } from './realm.js';
 
 export class RealmSupply {
   /** The host function every realm's bootstrap keeps: the host end of the call registry. */
   readonly #host: ivm.Callback;
   /** V8's code cache for plugin modules, shared by every isolate of this thread. */
   readonly #codeCache = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
+  /** The same for the bootstrap, compiled once in every new isolate. */
+  readonly #bootstrapCache: BootstrapCache = new Map();
 
   constructor(host: ivm.Callback) {
     this.#host = host;
@@ -39,7 +41,7 @@ export class RealmSupply {
   }
 
   #build(slot: IsolateSlot, plugin: PluginSpec): Realm {
-    slot.bootstrap ??= compileBootstrap(slot.isolate, plugin);
+    slot.bootstrap ??= compileBootstrap(slot.isolate, plugin, this.#bootstrapCache);
     slot.realmGlobals ??= compileRealmGlobals(slot.isolate);
     return buildRealm(slot.isolate, slot.bootstrap, slot.realmGlobals, plugin, this.#host, this.#codeCache);
   }

@@ -40,10 +40,27 @@ export interface Realm {
   evaluated: boolean;
 }
 
+/**
+ * V8's code cache for bootstraps, keyed by the bootstrap's whole text (never by a plugin's
+ * name): V8 checks a cache against little more than its source's length, so one compiled for
+ * another plugin's grants could otherwise run here. Bounded: a worker sees few plugins.
+ */
+export type BootstrapCache = Map<string, ivm.ExternalCopy<ArrayBuffer>>;
+const MAX_CACHED_BOOTSTRAPS = 64;
+
 /** The bootstrap as a script for one plugin's isolate: its grants and capability names baked in. */
-export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec): ivm.Script {
+export function compileBootstrap(isolate: ivm.Isolate, plugin: PluginSpec, cache: BootstrapCache): ivm.Script {
   const args = [HOST_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), MAX_CAPABILITY_BYTES, plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true];
-  return isolate.compileScriptSync(`(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`, { filename: 'airlock:bootstrap' });
+  const source = `(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`;
+  const cachedData = cache.get(source);
+  // A new isolate compiles it in about a quarter of the time with the cache (0.12 vs 0.46 ms).
+  const script = isolate.compileScriptSync(source, { filename: 'airlock:bootstrap', ...(cachedData === undefined ? { produceCachedData: true } : { cachedData }) });
+  const produced = (script as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
+  if (cachedData === undefined && produced !== undefined) {
+    if (cache.size >= MAX_CACHED_BOOTSTRAPS) cache.clear();
+    cache.set(source, produced);
+  }
+  return script;
 }
 
 /**
