@@ -38,6 +38,16 @@ function entered(ids: readonly string[]): { onStage: (event: { callId: string; s
   };
 }
 
+/** Whether a process of that id exists (signal 0 only asks). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Tenant names that land on the given shard. */
 function tenantsOn(sandbox: Sandbox, shard: number, count: number, prefix: string): string[] {
   const found: string[] = [];
@@ -155,6 +165,27 @@ describe('blast radius', () => {
     expect([held, victim].map(code)).toEqual(['ok', 'ok']);
     expect(span(victim).start).toBeLessThan(span(held).end);
     expect(span(held).start).toBeLessThan(span(victim).end);
+  }, 30_000);
+
+  it('a probation lane\'s process exits once its suspect stops calling, and starts again for the next suspect call', async () => {
+    const gate = entered(['n1']);
+    const { sandbox, engine } = await setup({ threads: 2, processes: 2, laneIdleMs: 300, faults: ({ callId }) => (callId === 'm1' ? 'kill-process' : undefined) }, { onStage: gate.onStage });
+    const [neighbour] = tenantsOn(sandbox, sandbox.shardOf('mallory'), 1, 'near');
+    const first = engine.run([stamp('n1', 2500)], { tenant: neighbour! });
+    await gate.all;
+    expect(code((await engine.run([stamp('m1', 0)], { tenant: 'mallory' }))[0])).toBe('SANDBOX_CRASH');
+    expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    const shards = sandboxProcessIds(sandbox);
+    const lanes = (): number[] => sandboxProcessIds(sandbox).filter((pid) => !shards.includes(pid));
+    expect(code((await engine.run([stamp('m2', 0)], { tenant: 'mallory' }))[0])).toBe('ok');
+    const [lane] = lanes();
+    expect(lanes()).toHaveLength(1);
+    // Idle, the lane's process goes (its isolates with it), not at the sandbox's close.
+    await expect.poll(() => sandboxProcessIds(sandbox).includes(lane!), { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => running(lane!)).toBe(false);
+    expect(code((await engine.run([stamp('m3', 0)], { tenant: 'mallory' }))[0])).toBe('ok');
+    expect(lanes()).toHaveLength(1);
+    expect(lanes()).not.toContain(lane);
   }, 30_000);
 
   it('a call that queued before its pair became a suspect runs in probation, not beside its old shard\'s calls', async () => {

@@ -107,6 +107,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
 export interface TestingHooks {
   /** A fault to inject into a call: kill its worker thread or sandbox process, or fail its isolate's creation. */
   readonly faults?: ((call: { readonly callId: string; readonly tool: string; readonly tenant: string }) => Fault | undefined) | undefined;
+  /** How long an idle probation lane's process lives (default a minute). */
+  readonly laneIdleMs?: number | undefined;
 }
 
 /** The process ids hosting each sandbox's isolates, for supervision tests. */
@@ -154,7 +156,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
   // Remote executors keep their own quarantine, next to the processes that crash.
   const quarantine = inProcess || override !== undefined ? undefined : new CrashQuarantine(tenancy.quarantine);
   const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };
-  const sharded = quarantine === undefined ? undefined : new ShardedHost({ ...pool, ...memory, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT });
+  const sharded = quarantine === undefined ? undefined : new ShardedHost({ ...pool, ...memory, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, ...(testing.laneIdleMs === undefined ? {} : { laneIdleMs: testing.laneIdleMs }) });
   const host: SandboxHost = override?.host ?? sharded ?? new InProcessHost(pool);
   const admission = new Admission({
     threads,

@@ -8,8 +8,8 @@ export type { TestingHooks } from './sandbox.js';
 
 /** createSandbox with test hooks: `faults` picks a fault (or none) for each call. */
 export function createTestSandbox(options: SandboxOptions & TestingHooks = {}): Sandbox {
-  const { faults, ...sandboxOptions } = options;
-  return openSandbox(sandboxOptions, { faults });
+  const { faults, laneIdleMs, ...sandboxOptions } = options;
+  return openSandbox(sandboxOptions, { faults, laneIdleMs });
 }
 
 /** The process ids hosting a sandbox's isolates: the child process, or this process in-process. */

@@ -29,6 +29,12 @@ export interface ChildProcessOptions extends PoolOptions {
    * died unasked, or the one pair whose call's worker died (which retires its child).
    */
   readonly onCrash?: (inFlight: readonly InFlightPair[]) => void;
+  /**
+   * A child with no task in flight for this long exits; the next task starts a new one. For
+   * probation lanes, which serve a suspect for a while and then nobody: without it, every lane
+   * ever used would keep its process (and its isolates) for the sandbox's lifetime.
+   */
+  readonly idleExitMs?: number;
 }
 
 /** What the parent keeps for a task in flight in a child. */
@@ -59,6 +65,8 @@ interface Child {
   readonly plugins: Set<string>;
   /** What this turn sends the child, in one message. */
   readonly outbox: MessageOutbox<ToChild>;
+  /** Armed while no task is in flight, when the options ask idle children to exit. */
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 export class ChildProcessHost implements SandboxHost {
@@ -76,6 +84,7 @@ export class ChildProcessHost implements SandboxHost {
     if (this.#closed) return Promise.resolve({ ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: 'the sandbox is closed: the call was not run', usage: NO_USAGE });
     if (signal?.aborted) return Promise.resolve(NOT_DISPATCHED);
     const child = this.#currentChild();
+    clearTimeout(child.idleTimer);
     const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities };
     const outcome = child.tasks.request(
       inFlight,
@@ -146,7 +155,9 @@ export class ChildProcessHost implements SandboxHost {
         failed: crash,
         onSettled: () => {
           refreshRef(child);
-          if (child.retired && child.tasks.size === 0) child.process.kill('SIGKILL');
+          if (child.tasks.size > 0) return;
+          if (child.retired) child.process.kill('SIGKILL');
+          else this.#exitWhenIdle(child);
         },
       }),
       rssTimer: this.#watchMemory(proc),
@@ -156,6 +167,7 @@ export class ChildProcessHost implements SandboxHost {
       ready: false,
       plugins: new Set(),
       outbox: new MessageOutbox<ToChild>((message) => write(proc, message), () => proc.connected),
+      idleTimer: undefined,
     };
     this.#children.add(child);
     this.#current = child;
@@ -165,6 +177,7 @@ export class ChildProcessHost implements SandboxHost {
     proc.on('error', () => undefined); // 'exit' follows and settles everything
     proc.once('exit', (code, signal) => {
       clearInterval(child.rssTimer);
+      clearTimeout(child.idleTimer);
       this.#children.delete(child);
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
@@ -222,6 +235,17 @@ export class ChildProcessHost implements SandboxHost {
     if (task.kind === 'ping') return task;
     if (!child.plugins.has(task.plugin.key) && send(child, { type: 'plugin', spec: task.plugin })) child.plugins.add(task.plugin.key);
     return { ...task, plugin: task.plugin.key };
+  }
+
+  /** Retires the child if it is still idle after `idleExitMs` (a task sent meanwhile disarms it). */
+  #exitWhenIdle(child: Child): void {
+    const idleMs = this.#options.idleExitMs;
+    if (idleMs === undefined) return;
+    clearTimeout(child.idleTimer);
+    child.idleTimer = setTimeout(() => {
+      if (child.tasks.size === 0 && !child.retired) this.#retire(child);
+    }, idleMs);
+    child.idleTimer.unref();
   }
 
   #retire(child: Child): void {

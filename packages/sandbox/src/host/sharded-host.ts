@@ -24,6 +24,8 @@ export interface ShardedHostOptions extends Omit<ChildProcessOptions, 'onCrash'>
   readonly probationThreads?: number;
   /** Probation lanes (processes, started only when used) for calls, and as many for programs. Default PROBATION_LANES. */
   readonly probationLanes?: number;
+  /** A lane's process exits after this long with no task (default LANE_HELD_MS); its next task starts it again. */
+  readonly laneIdleMs?: number;
 }
 
 /** Fewest probation lanes: suspect tenants that each get one of their own; beyond, they share. */
@@ -57,13 +59,13 @@ export class ShardedHost implements SandboxHost {
   readonly #laneOf = new Map<string, { readonly lane: number; at: number }>();
 
   constructor(options: ShardedHostOptions) {
-    const { processes, quarantine, loaderTenant, probationThreads, probationLanes, ...child } = options;
+    const { processes, quarantine, loaderTenant, probationThreads, probationLanes, laneIdleMs, ...child } = options;
     this.#quarantine = quarantine;
     this.#loaderTenant = loaderTenant;
     this.#shards = processes;
     this.#lanes = probationLanes ?? PROBATION_LANES;
     const onCrash = (inFlight: Parameters<CrashQuarantine['recordCrash']>[0]): void => quarantine.recordCrash(inFlight);
-    const lane = (): ChildProcessHost => new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash });
+    const lane = (): ChildProcessHost => new ChildProcessHost({ ...child, threads: probationThreads ?? 1, onCrash, idleExitMs: laneIdleMs ?? LANE_HELD_MS });
     this.#hosts = [
       ...Array.from({ length: processes }, () => new ChildProcessHost({ ...child, onCrash })),
       ...Array.from({ length: this.#lanes * 2 }, lane),
