@@ -100,6 +100,22 @@ describe('airlock check explains an author\'s mistakes, attributed to their file
     expect(await problemsOf('misnamed-tool')).toEqual([`${resolve(BROKEN, 'misnamed-tool/airlock.plugin.json')}: permissions.tools.echoo names no tool of this plugin (did you mean "echo"?)`]);
   });
 
+  it('fields of a tool that nothing reads are warned of (the plugin still loads): host-only ones and misspellings', async () => {
+    const dir = join(BROKEN, 'ignored-fields');
+    const { code, stdout } = await airlock(['check', dir, '--json']);
+    expect(code).toBe(0);
+    const label = `${join(dir, 'index.js')}: tools[0] ("lookup")`;
+    expect((JSON.parse(stdout) as { plugins: { warnings: string[] }[] }).plugins[0]!.warnings).toEqual([
+      `${label}: "timeoutMs" is ignored: the manifest's limits set it, not the plugin's code`,
+      `${label}: "isConcurrentSafe" is ignored: a plugin's tool has no such field (did you mean "isConcurrencySafe"?)`,
+      `${label}: "\u001b[2Jwiped" is ignored: a plugin's tool has no such field`,
+    ]);
+    const text = await airlock(['check', dir]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('"\\x1b[2Jwiped" is ignored');
+    expect(text.stdout).not.toContain('\u001b');
+  });
+
   it('a plugin\'s own error text cannot drive the operator\'s terminal', async () => {
     const checked = await airlock(['check', join(BROKEN, 'escape-in-error')]);
     expect(checked.code).toBe(1);

@@ -189,10 +189,10 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     const problems = [...folder.problems];
     if (folder.manifest !== undefined) for (const problem of secretBindingProblems(folder.manifest, standard.secrets)) problems.push(`${folder.manifestPath}: ${problem}`);
     let tools: LoadedPlugin['tools'] = [];
-    if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
-      tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems);
-    }
     const warnings = folder.manifest === undefined ? [] : unsuppliedSecrets(folder.manifest, options.secrets).map((warning) => `${folder.manifestPath}: ${warning}`);
+    if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
+      tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems, warnings);
+    }
     const plugin = problems.length === 0 && folder.manifest !== undefined && folder.spec !== undefined
       ? { name: folder.manifest.name, dir, manifest: folder.manifest, spec: folder.spec, tools, warnings }
       : undefined;

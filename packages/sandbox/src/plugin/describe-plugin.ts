@@ -1,7 +1,7 @@
 // Asks a plugin, inside a throwaway isolate, what tools it has; checks every
 // descriptor through core's own registration so a plugin tool obeys the same
 // contract as a host tool.
-import { AirlockError, defineTool, didYouMean, ToolRegistry, type JsonSchema } from '@airlock/core';
+import { AirlockError, defineTool, didYouMean, HOST_ONLY_FIELDS, ToolRegistry, type JsonSchema } from '@airlock/core';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { PluginSpec } from '../worker/worker-protocol.js';
@@ -28,13 +28,18 @@ const descriptorSchema = z.object({
   output: z.unknown().optional(),
   hasExecute: z.boolean(),
   hasClassifier: z.boolean(),
+  otherFields: z.string().optional(),
 });
+
+/** The fields a plugin's tool may have; anything else is ignored, with a warning. */
+const PLUGIN_TOOL_FIELDS = ['name', 'description', 'parameters', 'deferLoading', 'output', 'execute', 'isConcurrencySafe'];
+const otherFieldsSchema = z.array(z.string().max(64)).max(16);
 
 /**
  * `manifestPath` names the manifest; problems with the module's code or its tools are
  * attributed to the module file itself, the file its author has to open.
  */
-export async function describePlugin(host: SandboxHost, spec: PluginSpec, manifest: PluginManifest, manifestPath: string, problems: string[]): Promise<PluginToolDescriptor[]> {
+export async function describePlugin(host: SandboxHost, spec: PluginSpec, manifest: PluginManifest, manifestPath: string, problems: string[], warnings: string[]): Promise<PluginToolDescriptor[]> {
   const modulePath = join(dirname(manifestPath), manifest.module);
   const outcome = await host.run({ kind: 'describe', plugin: spec });
   if (!outcome.ok) {
@@ -54,6 +59,7 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
     const label = `${modulePath}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
     if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
     if (!raw.hasExecute) return void problems.push(`${label}: execute must be a function`);
+    for (const field of ignoredFields(raw.otherFields)) warnings.push(`${label}: ${field}`);
     try {
       // The same checks a host tool passes: name, description, lossless object-rooted schemas that compile.
       const checked = registry.register(defineTool({
@@ -83,4 +89,22 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
   }
   problems.push(...ruleMistakes(manifest, tools).map((problem) => `${manifestPath}: ${problem}`));
   return tools;
+}
+
+/** A warning for each field of a plugin's tool that nothing reads (the realm lists them). */
+function ignoredFields(listed: string | undefined): string[] {
+  let names: string[];
+  try {
+    const parsed = otherFieldsSchema.safeParse(JSON.parse(listed ?? '[]'));
+    names = parsed.success ? parsed.data : [];
+  } catch {
+    names = [];
+  }
+  return names.map((name) => {
+    if ((HOST_ONLY_FIELDS as readonly string[]).includes(name)) {
+      const setBy = name === 'timeoutMs' || name === 'maxOutputBytes' ? "the manifest's limits set it" : 'only the host sets it';
+      return `"${name}" is ignored: ${setBy}, not the plugin's code`;
+    }
+    return `"${name}" is ignored: a plugin's tool has no such field${didYouMean(name, PLUGIN_TOOL_FIELDS)}`;
+  });
 }

@@ -317,7 +317,8 @@ async function loadPlugins(host: ShardedHost, paths: readonly string[], caps: Pl
     const folder = first.manifest === undefined ? first : await readPluginFolder(dir, caps, offerableCapabilities(first.manifest.capabilities ?? []));
     const found = [...folder.problems];
     if (folder.manifest !== undefined && folder.spec !== undefined && found.length === 0) {
-      const tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, found);
+      // Warnings (fields nothing reads) are for `airlock check` and the embedding host, not for an executor.
+      const tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, found, []);
       if (found.length === 0) loaded.set(pluginFingerprint(folder.spec), { spec: folder.spec, info: { name: folder.manifest.name, dir, tools: tools.map((tool) => tool.name) } });
     }
     problems.push(...found);
