@@ -114,6 +114,30 @@ describe('granting', () => {
     }
   });
 
+  it('a plugin checked under one manifest and loaded under another (same name, same module) runs under the one it was loaded with', async () => {
+    // The sandbox process keeps a plugin's spec by key, sent once: a key of name and module
+    // alone let the checked manifest's grants stand in for the loaded one's.
+    const folder = async (manifest: object): Promise<string> => {
+      const dir = await mkdtemp(join(tmpdir(), 'airlock-same-plugin-'));
+      await writeFile(join(dir, 'index.js'), "export default { tools: [{ name: 'realm', description: 'What does the realm hold?', parameters: { type: 'object' }, execute: (_args, ctx) => ({ wasm: typeof WebAssembly, caps: Object.keys(ctx.capabilities) }) }] };");
+      await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: 'same', module: './index.js', ...manifest }));
+      return dir;
+    };
+    const loose = await folder({ grants: { webAssembly: true }, capabilities: ['kv.get'] });
+    const tight = await folder({});
+    const sandbox = createSandbox({ processes: 1, threads: 1, capabilities });
+    try {
+      expect((await sandbox.checkPlugins([loose]))[0]!.problems).toEqual([]);
+      await sandbox.loadPlugins([tight]);
+      const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
+      const [result] = await engine.run([{ id: 'r', name: 'realm', arguments: '{}' }]);
+      expect((result as { value?: unknown }).value).toEqual({ wasm: 'undefined', caps: [] });
+    } finally {
+      await sandbox.close();
+      await Promise.all([loose, tight].map((dir) => rm(dir, { recursive: true, force: true })));
+    }
+  });
+
   it('capability options are checked by path', () => {
     expect(() => createSandbox({ capabilities: { 'Bad Name': () => null } })).toThrow(/options\.capabilities: "Bad Name" is not a capability name/);
     expect(() => createSandbox({ capabilities: { 'kv.get': 'nope' as never } })).toThrow(/options\.capabilities\.kv\.get must be a function/);

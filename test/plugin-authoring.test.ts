@@ -109,11 +109,24 @@ describe('airlock check explains an author\'s mistakes, attributed to their file
       `${label}: "timeoutMs" is ignored: the manifest's limits set it, not the plugin's code`,
       `${label}: "isConcurrentSafe" is ignored: a plugin's tool has no such field (did you mean "isConcurrencySafe"?)`,
       `${label}: "\u001b[2Jwiped" is ignored: a plugin's tool has no such field`,
+      `${label}: "x: secrets.OPENAI_API_KEY: " is ignored: a plugin's tool has no such field`,
     ]);
     const text = await airlock(['check', dir]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('"\\x1b[2Jwiped" is ignored');
     expect(text.stdout).not.toContain('\u001b');
+    // The hint for a missing secret is the host's, never a plugin's to give.
+    expect(text.stdout).not.toContain('--secret');
+  });
+
+  it('a plugin with many ignored fields gets twenty warnings and a count, not one line per field', async () => {
+    const dir = join(BROKEN, 'many-ignored-fields');
+    const { code, stdout } = await airlock(['check', dir, '--json']);
+    expect(code).toBe(0);
+    const warnings = (JSON.parse(stdout) as { plugins: { warnings: string[] }[] }).plugins[0]!.warnings;
+    expect(warnings).toHaveLength(21);
+    expect(warnings[0]).toBe(`${join(dir, 'index.js')}: tools[0] ("tool_0"): "extra" is ignored: a plugin's tool has no such field`);
+    expect(warnings[20]).toBe(`${join(dir, 'index.js')}: 10 more ignored fields of its tools not listed`);
   });
 
   it('a plugin\'s own error text cannot drive the operator\'s terminal', async () => {

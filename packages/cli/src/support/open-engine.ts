@@ -82,6 +82,8 @@ export function writeWarnings(warnings: readonly string[]): void {
 
 /** A sandbox warning for the terminal: escaped, with the flag that answers it. */
 export function warningText(warning: string): string {
-  const name = /: secrets\.([A-Za-z_][A-Za-z0-9_]*): /.exec(warning)?.[1];
+  // Only the sandbox's own sentence, to its end: a plugin's tool may name a field "x: secrets.KEY: ...",
+  // and its warning goes on with our words after it.
+  const name = /: secrets\.([A-Za-z_][A-Za-z0-9_]*): this host supplies no value for it, so fetch refuses requests to its origins$/.exec(warning)?.[1];
   return `${visible(warning)}${name === undefined ? '' : ` (give it with --secret ${name}=env:VARIABLE)`}`;
 }

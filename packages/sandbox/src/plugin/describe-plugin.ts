@@ -34,6 +34,8 @@ const descriptorSchema = z.object({
 /** The fields a plugin's tool may have; anything else is ignored, with a warning. */
 const PLUGIN_TOOL_FIELDS = ['name', 'description', 'parameters', 'deferLoading', 'output', 'execute', 'isConcurrencySafe'];
 const otherFieldsSchema = z.array(z.string().max(64)).max(16);
+/** Warnings of ignored fields per plugin; past it one line counts the rest (a plugin of thousands of tools would bury every other warning). */
+const MAX_FIELD_WARNINGS = 20;
 
 /**
  * `manifestPath` names the manifest; problems with the module's code or its tools are
@@ -53,13 +55,14 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
   }
   if (parsed.data.length === 0) problems.push(`${modulePath}: exports no tools (the default export's "tools" array is empty)`);
 
+  const fieldWarnings: string[] = [];
   const registry = new ToolRegistry();
   const tools: PluginToolDescriptor[] = [];
   parsed.data.forEach((raw, index) => {
     const label = `${modulePath}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
     if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
     if (!raw.hasExecute) return void problems.push(`${label}: execute must be a function`);
-    for (const field of ignoredFields(raw.otherFields)) warnings.push(`${label}: ${field}`);
+    for (const field of ignoredFields(raw.otherFields)) fieldWarnings.push(`${label}: ${field}`);
     try {
       // The same checks a host tool passes: name, description, lossless object-rooted schemas that compile.
       const checked = registry.register(defineTool({
@@ -83,6 +86,8 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
     }
   });
 
+  warnings.push(...fieldWarnings.slice(0, MAX_FIELD_WARNINGS));
+  if (fieldWarnings.length > MAX_FIELD_WARNINGS) warnings.push(`${modulePath}: ${fieldWarnings.length - MAX_FIELD_WARNINGS} more ignored fields of its tools not listed`);
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
     if (!names.has(name)) problems.push(`${manifestPath}: permissions.tools.${name} names no tool of this plugin${didYouMean(name, names)}`);

@@ -70,16 +70,18 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     cpuMs: Math.min(given.cpuMs ?? DEFAULT_PLUGIN_LIMITS.cpuMs, caps.cpuMs),
     maxOutputBytes: Math.min(given.maxOutputBytes ?? DEFAULT_PLUGIN_LIMITS.maxOutputBytes, caps.maxOutputBytes),
   };
-  const spec: PluginSpec = {
-    key: `${manifest.name}@${createHash('sha256').update(source).digest('hex').slice(0, 16)}`,
+  const identity = {
     name: manifest.name,
-    source,
     limits,
     realm: manifest.realm ?? 'fresh',
     grants: { webAssembly: manifest.grants?.webAssembly === true, sharedArrayBuffer: manifest.grants?.sharedArrayBuffer === true },
     capabilities: grants.granted,
   };
-  return done(manifest, spec);
+  // Everything a sandbox process, a worker or an isolate keeps by this key is the manifest's
+  // as much as the module's (a process holds the first spec it was sent for a key, a worker
+  // its isolates' memory limit): the key covers both, and all of the hash.
+  const key = `${manifest.name}@${createHash('sha256').update(JSON.stringify(identity)).update('\u0000').update(source).digest('hex')}`;
+  return done(manifest, { key, source, ...identity } satisfies PluginSpec);
 }
 
 async function readModule(dir: string, modulePath: string, problems: string[]): Promise<string | undefined> {

@@ -3,7 +3,7 @@
 import type { PluginLimits } from '../manifest/host-limits.js';
 
 export interface PluginSpec {
-  /** Unique per plugin content: name plus a hash of the module source. */
+  /** Unique per plugin: its name plus a hash of everything below (module source and the manifest's limits, realm, grants and capabilities). */
   readonly key: string;
   readonly name: string;
   readonly source: string;
