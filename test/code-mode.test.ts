@@ -1,7 +1,8 @@
 // Code Mode end to end: a program in its own isolate realm calls trusted and sandboxed tools,
 // and every call walks the engine's pipeline (validation, gate with ask, guards, scheduler).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AirlockError, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
+import { AirlockError, createEngine, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
+import { readFileSync } from 'node:fs';
 import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { codeModeHarness, type CodeModeHarness } from './support/code-mode-harness.js';
 
@@ -170,6 +171,22 @@ describe('cancellation and TypeScript', () => {
   it('the code argument is validated like any tool argument', async () => {
     const result = await h.run('');
     expect(code(result)).toBe('INVALID_ARGS');
+  });
+});
+
+describe('many Code Modes on one sandbox', () => {
+  it('share its type stripper: one Code Mode per session (as serve makes them) adds no threads', async () => {
+    // Linux: the process's thread count. The stripper's pool lives in this process.
+    const threads = (): number => Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+    await h.run('return 1;'); // this sandbox's stripper has started its thread
+    const before = threads();
+    for (let session = 0; session < 6; session += 1) {
+      const codeMode = createCodeMode({ engine: h.engine, sandbox: h.sandbox });
+      const outer = createEngine({ tools: [codeMode.tool({ tenant: 'alice' })], policy: { default: 'allow' } });
+      const [result] = await outer.run([{ id: `session-${session}`, name: 'run_code', arguments: { code: 'const n: number = 2; return n;' } }], { tenant: 'alice' });
+      expect(value(result!).result).toBe(2);
+    }
+    expect(threads() - before).toBeLessThan(3);
   });
 });
 

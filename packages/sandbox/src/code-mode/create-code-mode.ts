@@ -11,13 +11,28 @@ import { MIN_MEMORY_MB } from '../manifest/host-limits.js';
 import type { LoadedPlugin } from '../plugin/loaded-plugin.js';
 import type { Capability } from '../plugin/capability-handler.js';
 import { pluginTools, type CallHooks } from '../plugin/plugin-tools.js';
-import { sandboxInternals, type Sandbox } from '../sandbox.js';
+import { sandboxInternals, type Sandbox, type SandboxInternals } from '../sandbox.js';
 import { codeModeModuleSource } from './code-mode-runtime.js';
 import { DEFAULT_TENANT } from '../plugin/default-tenant.js';
 import { TypeStripper } from './type-stripper.js';
 
 /** Not a name a manifest can take (no `:` there), so no plugin shares its isolates, quarantine or queue. */
 const CODE_MODE_PLUGIN = 'airlock:code-mode';
+
+/**
+ * One type stripper (and its thread pool) per sandbox, however many Code Modes share it:
+ * `airlock serve --code-mode` makes one per session, and a pool each cost its process a
+ * thread and about 9 MiB for every session that ran a program in the last ten seconds.
+ */
+const strippers = new WeakMap<SandboxInternals, TypeStripper>();
+function stripperOf(internals: SandboxInternals): TypeStripper {
+  let stripper = strippers.get(internals);
+  if (stripper === undefined) {
+    stripper = new TypeStripper(internals.programAdmission, internals.programThreads, CODE_MODE_PLUGIN);
+    strippers.set(internals, stripper);
+  }
+  return stripper;
+}
 const CALL_CAPABILITY = 'tools.call';
 
 export interface CodeModeOptions {
@@ -85,7 +100,7 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
   const hooks: CallHooks = { ...internals.hooks, admission: internals.programAdmission, capabilities: new Map([[CALL_CAPABILITY, callCapability]]) };
   const programTool = pluginTools(plugin, internals.host, new WeakMap(), hooks)[0] as AnyTool;
 
-  const stripper = new TypeStripper(internals.programAdmission, internals.programThreads, CODE_MODE_PLUGIN);
+  const stripper = stripperOf(internals);
 
   const runner: CodeRunner = async (request) => {
     // Off the main thread, fairly admitted, within the program's own CPU limit (type-stripper.ts).
