@@ -160,8 +160,9 @@ describe('blast radius', () => {
     await gate.all;
     expect(code((await engine.run([stamp('m1', 0)], { tenant: 'mallory' }))[0])).toBe('SANDBOX_CRASH');
     expect(code((await first)[0])).toBe('SANDBOX_CRASH');
-    // Both are suspects now, each alone in a process of its own: their calls overlap.
-    const [[held], [victim]] = await Promise.all([engine.run([timed('m2', 1500)], { tenant: 'mallory' }), engine.run([timed('n2', 300)], { tenant: neighbour! })]);
+    // Both are suspects now, each alone in a process of its own: their calls overlap. (Each
+    // lane's process starts with its call; under load one can start a second after the other.)
+    const [[held], [victim]] = await Promise.all([engine.run([timed('m2', 3000)], { tenant: 'mallory' }), engine.run([timed('n2', 1500)], { tenant: neighbour! })]);
     expect([held, victim].map(code)).toEqual(['ok', 'ok']);
     expect(span(victim).start).toBeLessThan(span(held).end);
     expect(span(held).start).toBeLessThan(span(victim).end);
