@@ -3,7 +3,7 @@
 // killed executor is SANDBOX_CRASH within the deadline; a call no executor took never runs;
 // capabilities are answered by the host that made the call, only while that call runs.
 import { createEngine, type Engine, type JsonValue, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
-import { createRemoteSandbox, createSandbox, SandboxError, type Capability, type Sandbox } from '@airlock/sandbox';
+import { createRemoteSandbox, createSandbox, SandboxError, startExecutor, type Capability, type Sandbox } from '@airlock/sandbox';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES } from './support/plugin-harness.js';
@@ -159,6 +159,19 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(codes(results)).toEqual(['ABORTED_BEFORE_DISPATCH']);
     expect((results[0] as ToolFailure).error.message).toMatch(/no executor serves the remote-worker plugin/);
     expect(runs.get('orphan')).toBeUndefined();
+  });
+
+  it('a manifest granting a group of the host\'s own capabilities runs on an executor given the host\'s --capabilities module', async () => {
+    const grouped = `${FIXTURES}remote/grouped`;
+    const module = `${FIXTURES}remote/group-host.mjs`;
+    const { default: functions } = (await import(module)) as { default: Record<string, Capability> };
+    // Without the names an executor takes "tally" for one function: its plugin would differ from the host's, and serve none of its calls.
+    executors.push(await startExecutorProcess(nats.url, [grouped], ['--capabilities', module]));
+    const sandbox = await createRemoteSandbox({ url: nats.url, plugins: [grouped], capabilities: functions });
+    cleanups.push(() => sandbox.close());
+    const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    const [result] = await engine.run([call('g', 'tally_sum', { a: 2, b: 3 })]);
+    expect(result).toMatchObject({ isError: false, value: { sum: 5, negated: -5 } });
   });
 
   it('fails fast when the NATS server is unreachable', async () => {
@@ -414,6 +427,7 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
         [['executor', '--connect', 'http://127.0.0.1:1', '--plugins', PLUGIN], /must start with nats:\/\//],
         [['executor', '--connect', 'redis://127.0.0.1:6379', '--plugins', PLUGIN], /NATS, not Redis/],
         [['executor', '--connect', nats.url, '--plugins', PLUGIN, '--slots', '0'], /--slots must be a whole number, at least 1/],
+        [['executor', '--connect', nats.url, '--plugins', PLUGIN, '--capabilities', 'no-such-module.mjs'], /--capabilities no-such-module\.mjs: no such module/],
         [['executor', '--connect', `nats://127.0.0.1:${await freePort()}`, '--plugins', PLUGIN], /cannot reach the NATS server/],
         [['run', '-', '--plugins', PLUGIN, '--capabilities', HOST_CAPABILITIES, '--executors', `nats://127.0.0.1:${await freePort()}`], /cannot reach the NATS server/],
         [['run', '-', '--plugins', PLUGIN, '--code-mode', '--executors', nats.url], /--code-mode cannot run with --executors/],
@@ -454,5 +468,8 @@ describe('remote executor options (no server needed)', () => {
       expect(SandboxError.isInstance(error) && error.code, JSON.stringify(options)).toBe('INVALID_OPTION');
       expect((error as Error).message).toMatch(message);
     }
+    const executorError = await startExecutor({ url: 'nats://127.0.0.1:1', plugins: [PLUGIN], capabilityNames: ['tally.add', 'Bad Name'] }).catch((caught: unknown) => caught);
+    expect(SandboxError.isInstance(executorError) && executorError.code).toBe('INVALID_OPTION');
+    expect((executorError as Error).message).toBe('options.capabilityNames.1 ("Bad Name") is not a capability name (a letter, then letters, digits, "_" or ".")');
   });
 });

@@ -2,6 +2,7 @@
 // Runs until SIGTERM or SIGINT, then drains: takes no new calls, finishes those in flight, exits 0.
 import { SandboxError, startExecutor, type Executor } from '@airlock/sandbox';
 import { parseArgs } from 'node:util';
+import { loadCapabilities } from '../support/load-capabilities.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { plural } from '../support/plural.js';
 import { UsageError } from '../support/usage-error.js';
@@ -24,6 +25,9 @@ Options:
                       flood never occupies every executor (default 1)
   --processes <n>     sandbox processes here; tenants are spread over them (default 2)
   --subject-prefix <p> the NATS subject prefix shared with the hosts (default "airlock")
+  --capabilities <m>  the hosts' --capabilities module: only its names are read here (the
+                      functions run on the host), so a manifest granting a group of them
+                      ("db" for db.query and db.exec) expands as the host expands it
   -h, --help          show this help
 
 SIGTERM or Ctrl-C drains: no new calls are taken, calls in flight finish, then it exits 0.
@@ -50,6 +54,7 @@ export async function executorCommand(argv: string[]): Promise<number> {
     reserve: { type: 'string' },
     processes: { type: 'string' },
     'subject-prefix': { type: 'string' },
+    capabilities: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   } }));
   if (values.help === true) {
@@ -63,6 +68,7 @@ export async function executorCommand(argv: string[]): Promise<number> {
   const slots = count('--slots', values.slots, 1);
   const reserveSlots = count('--reserve', values.reserve, 0);
   const processes = count('--processes', values.processes, 1);
+  const capabilityNames = Object.keys((await loadCapabilities(values.capabilities)) ?? {});
 
   // Signals during startup are honoured once the executor exists: it then drains at once.
   let stopRequested = false;
@@ -83,12 +89,13 @@ export async function executorCommand(argv: string[]): Promise<number> {
       ...(reserveSlots === undefined ? {} : { reserveSlots }),
       ...(processes === undefined ? {} : { processes }),
       ...(values['subject-prefix'] === undefined ? {} : { subjectPrefix: values['subject-prefix'] }),
+      ...(capabilityNames.length === 0 ? {} : { capabilityNames }),
     });
   } catch (error) {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     if (SandboxError.isInstance(error)) {
-      const message = error.message.replace(/^options\.url/, '--connect').replace(/^options\.(\w+)/, (_, name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+      const message = error.message.replace(/^options\.url/, '--connect').replace(/^options\.capabilityNames\.\d+ /, `--capabilities ${values.capabilities ?? ''}: `).replace(/^options\.(\w+)/, (_, name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
       const more = error.problems.length > 1 ? ` (and ${plural(error.problems.length - 1, 'more problem')}; run "airlock check" for all)` : '';
       throw new UsageError(`${message}${more}`);
     }

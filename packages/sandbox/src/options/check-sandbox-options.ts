@@ -6,7 +6,8 @@ import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from '../manifest/h
 
 /** Below this the sandbox process cannot hold Node, the pool and one isolate. */
 export const MIN_PROCESS_MEMORY_MB = 128;
-const CAPABILITY_NAME = /^[a-z][a-zA-Z0-9_.]{0,63}$/;
+/** A host capability's name (also checked for executors' `capabilityNames`). */
+export const CAPABILITY_NAME = /^[a-z][a-zA-Z0-9_.]{0,63}$/;
 
 const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER, maxNote = '') =>
   z

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Msg, Subscription } from 'nats';
 import { SandboxError } from '../errors/sandbox-error.js';
+import { CAPABILITY_NAME } from '../options/check-sandbox-options.js';
 import { CrashQuarantine } from '../host/crash-quarantine.js';
 import { probationLanes, ShardedHost } from '../host/sharded-host.js';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
@@ -44,6 +45,13 @@ export interface ExecutorOptions {
   readonly quarantine?: QuarantineSettings;
   /** How long an accepted call waits for its host's "go" before the slot is freed (it then never runs). Default 5000. */
   readonly reservationMs?: number;
+  /**
+   * The names of the capabilities your hosts offer beside the standard ones (the keys of
+   * their `capabilities`). Needed only for a manifest that grants a group of them ("db" for
+   * db.query and db.exec): without the names an executor cannot expand it as the host does,
+   * and the plugin never matches its host's. Names granted one by one need nothing.
+   */
+  readonly capabilityNames?: readonly string[];
 }
 
 export interface ExecutorPlugin {
@@ -92,6 +100,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   const capacity = slots + reserveSlots;
   const reservationMs = wholeNumber(options.reservationMs, DEFAULT_RESERVATION_MS, 100, 600_000, 'options.reservationMs');
   if (!Array.isArray(options.plugins) || options.plugins.length === 0) throw new SandboxError('INVALID_OPTION', 'options.plugins must list at least one plugin folder');
+  const capabilityNames = checkCapabilityNames(options.capabilityNames);
   const tenancy = tenancySettings({ processes: options.processes, quarantine: options.quarantine });
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
   const id = randomBytes(16).toString('hex');
@@ -102,7 +111,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   const host = new ShardedHost({ threads: capacity, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, probationLanes: probationLanes(capacity), ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
   let plugins: Map<string, { spec: PluginSpec; info: ExecutorPlugin }>;
   try {
-    plugins = await loadPlugins(host, options.plugins, caps);
+    plugins = await loadPlugins(host, options.plugins, caps, capabilityNames);
     // Start every shard's sandbox process now, not under the first call placed there.
     await Promise.all(Array.from({ length: tenancy.processes }, (_, shard) => host.run({ kind: 'ping' }, undefined, undefined, shard)));
   } catch (error) {
@@ -308,13 +317,23 @@ function localTask(task: RemoteTask, plugin: PluginSpec): SandboxTask {
 }
 
 /** Reads, checks and loads every plugin folder the way a local sandbox does; throws listing every problem. */
-async function loadPlugins(host: ShardedHost, paths: readonly string[], caps: PluginLimits): Promise<Map<string, { spec: PluginSpec; info: ExecutorPlugin }>> {
+/** The hosts' capability names, each a capability name (as createSandbox checks its `capabilities`' keys). */
+function checkCapabilityNames(names: unknown): readonly string[] {
+  if (names === undefined) return [];
+  if (!Array.isArray(names)) throw new SandboxError('INVALID_OPTION', 'options.capabilityNames must be an array of capability names');
+  names.forEach((name: unknown, index) => {
+    if (typeof name !== 'string' || !CAPABILITY_NAME.test(name)) throw new SandboxError('INVALID_OPTION', `options.capabilityNames.${index}${typeof name === 'string' ? ` ("${name}")` : ''} is not a capability name (a letter, then letters, digits, "_" or ".")`);
+  });
+  return names as string[];
+}
+
+async function loadPlugins(host: ShardedHost, paths: readonly string[], caps: PluginLimits, hostFunctions: readonly string[]): Promise<Map<string, { spec: PluginSpec; info: ExecutorPlugin }>> {
   const loaded = new Map<string, { spec: PluginSpec; info: ExecutorPlugin }>();
   const problems: string[] = [];
   for (const dir of await discoverPluginFolders(paths)) {
     // First read for the manifest's grants, then read as a host offering them (see offerable-capabilities.ts).
-    const first = await readPluginFolder(dir, caps, offerableCapabilities([]));
-    const folder = first.manifest === undefined ? first : await readPluginFolder(dir, caps, offerableCapabilities(first.manifest.capabilities ?? []));
+    const first = await readPluginFolder(dir, caps, offerableCapabilities([], hostFunctions));
+    const folder = first.manifest === undefined ? first : await readPluginFolder(dir, caps, offerableCapabilities(first.manifest.capabilities ?? [], hostFunctions));
     const found = [...folder.problems];
     if (folder.manifest !== undefined && folder.spec !== undefined && found.length === 0) {
       // Warnings (fields nothing reads) are for `airlock check` and the embedding host, not for an executor.
