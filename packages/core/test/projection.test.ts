@@ -115,6 +115,17 @@ describe('provider calls and results round-trip', () => {
     expect(content.parts[1]!.functionResponse.response).toHaveProperty('error');
   });
 
+  it('gemini: a call without an id gets a stand-in no model id can be; the response echoes exactly the ids the model sent', async () => {
+    const engine = createEngine({ tools: [defineTool({ name: 'echo', description: 'Echo.', parameters: { type: 'object' }, execute: () => 'ok' })], policy: { default: 'allow' } });
+    // A model's own id that looks like an old-style stand-in, beside a call with none at that index.
+    const model = { role: 'model', parts: [{ functionCall: { id: 'gemini-call-1', name: 'echo', args: {} } }, { functionCall: { name: 'echo', args: {} } }] };
+    const { results, messages } = await engine.runMessage('gemini', model);
+    expect(results.map((result) => result.isError)).toEqual([false, false]);
+    expect(results[1]!.callId).not.toBe('gemini-call-1');
+    const parts = (messages[0] as { parts: { functionResponse: { id?: string } }[] }).parts;
+    expect(parts.map((part) => part.functionResponse.id)).toEqual(['gemini-call-1', undefined]);
+  });
+
   it('mcp: parses tools/call params and answers CallToolResult with isError', () => {
     const calls = PROVIDERS.mcp.parseCalls({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'read_note', arguments: { id: 'a' } } });
     expect(calls).toEqual([{ id: '7', name: 'read_note', arguments: { id: 'a' } }]);

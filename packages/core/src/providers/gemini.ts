@@ -16,8 +16,15 @@ export interface GeminiFunctionResponseContent {
   parts: { functionResponse: { id?: string; name: string; response: Record<string, JsonValue> } }[];
 }
 
-/** Gemini calls may lack ids; a stable synthetic one keeps results matched to calls. */
-const syntheticId = (index: number): string => `gemini-call-${index}`;
+/**
+ * Gemini calls may lack ids; a stand-in keeps results matched to calls, and is left out of
+ * the function response (the model sent none). Its random part is this process's: a model
+ * never sees a stand-in (it is not echoed), so no id a model sends can be one, collide
+ * with one, or lose its echo for looking like one.
+ */
+const STAND_IN_PREFIX = `gemini-call-${globalThis.crypto.randomUUID().slice(0, 8)}-`;
+const standInId = (index: number): string => `${STAND_IN_PREFIX}${index}`;
+const isStandIn = (id: string): boolean => id.startsWith(STAND_IN_PREFIX) && /^\d+$/.test(id.slice(STAND_IN_PREFIX.length));
 
 export const gemini: ProviderFormat<GeminiFunctionDeclaration, GeminiFunctionResponseContent> = {
   id: 'gemini',
@@ -29,7 +36,7 @@ export const gemini: ProviderFormat<GeminiFunctionDeclaration, GeminiFunctionRes
     return parts
       .filter((part): part is { functionCall: Record<string, unknown> } => isRecord(part) && isRecord(part.functionCall))
       .map((part, index) => ({
-        id: part.functionCall.id === undefined ? syntheticId(index) : requireId(part.functionCall.id, 'gemini', `functionCall[${index}].id`),
+        id: part.functionCall.id === undefined ? standInId(index) : requireId(part.functionCall.id, 'gemini', `functionCall[${index}].id`),
         name: requireString(part.functionCall.name, 'gemini', `functionCall[${index}].name`),
         arguments: (part.functionCall.args ?? {}) as ToolCallRequest['arguments'],
       }));
@@ -44,7 +51,7 @@ export const gemini: ProviderFormat<GeminiFunctionDeclaration, GeminiFunctionRes
               ? { error: { code: result.error.code, message: result.content } as JsonObject }
               : { output: result.content };
             const functionResponse: GeminiFunctionResponseContent['parts'][number]['functionResponse'] = { name: result.name, response };
-            if (!result.callId.startsWith('gemini-call-')) functionResponse.id = result.callId;
+            if (!isStandIn(result.callId)) functionResponse.id = result.callId;
             return { functionResponse };
           }),
         }],
