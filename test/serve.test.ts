@@ -199,6 +199,36 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await answered).toHaveProperty('result.content');
   });
 
+  it('an approval question still open when the client closes standard input ends its call as APPROVAL_UNAVAILABLE, and the server at once', async () => {
+    const server = rawStdio();
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 't', version: '1' } } }));
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'notes/a.md' } } }));
+    // The server's first request of its own: the question, which this client never answers.
+    expect(await server.answer(0)).toHaveProperty('method', 'elicitation/create');
+    const answered = server.answer(3);
+    const clock = performance.now();
+    expect(await server.end()).toBe(0);
+    // Not the approval's own 60 s timeout.
+    expect(performance.now() - clock).toBeLessThan(20_000);
+    expect(JSON.stringify(await answered)).toContain('APPROVAL_UNAVAILABLE');
+  }, 40_000);
+
+  it('a line that is not JSON is answered -32700, and tools/call arguments that are not an object -32602, as JSON-RPC and the README say', async () => {
+    const server = rawStdio();
+    server.send(initialize);
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send('{not json');
+    expect(await server.answer(null)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'read_file', arguments: 'notes/a.md' } }));
+    expect(await server.answer(5)).toMatchObject({ error: { code: -32602 } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
+    expect(await server.answer(6)).toHaveProperty('result.content');
+    expect(await server.end()).toBe(0);
+  });
+
   it('nothing but ping is served before initialize', async () => {
     const server = rawStdio();
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));

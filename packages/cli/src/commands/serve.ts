@@ -148,7 +148,9 @@ function count(flag: string, raw: string | undefined, fallback: number, max: num
 
 async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise<void> {
   const calls = new CallsInFlight();
-  const server = createMcpSession({ ...session, calls });
+  // Once input ends nobody can answer an approval question: those calls are answered as not approved.
+  const clientGone = new AbortController();
+  const server = createMcpSession({ ...session, calls, clientGone: clientGone.signal });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
@@ -161,12 +163,20 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise
   // The client closing our standard input is its goodbye (the SDK's transport does not watch
   // for it); the calls it sent before are still answered, then the server ends.
   const ended = new Promise<void>((resolve) => input.once('end', () => resolve())).then(async () => {
+    clientGone.abort();
     await calls.drained();
     // The last answer is written a moment after its call resolves.
     await new Promise((resolve) => setImmediate(resolve));
   });
   const transport = new StdioServerTransport(input, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
-  transport.onerror = (error) => log(`stdio: ${visible(error.message)}`);
+  // A line that is not JSON, or not JSON-RPC, is answered as JSON-RPC says (with id null: none
+  // can be read), not only logged: the client would wait on it for ever.
+  transport.onerror = (error) => {
+    const refusal = error instanceof SyntaxError ? { code: -32700, message: 'Parse error: the message is not JSON' } : error.name === 'ZodError' ? { code: -32600, message: 'Invalid Request: the message is not a JSON-RPC 2.0 request, notification or response' } : undefined;
+    if (refusal === undefined) return log(`stdio: ${visible(error.message)}`);
+    log(`stdio: answered a message from the client with ${refusal.code}: ${refusal.message}`);
+    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: refusal })}\n`);
+  };
   await server.connect(transport);
   log('serving over stdio');
   await Promise.race([closed, ended, stopSignal()]);

@@ -10,6 +10,10 @@ import { elicitationMessage } from './approval-prompt.js';
 import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
+import { z } from 'zod';
+
+/** tools/call, with its params left to the SDK server's own check (see createMcpSession). */
+const CALL_TOOL_METHOD = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
 /** The tools/call requests sessions are answering: serving over stdio waits for them once input ends. */
 export class CallsInFlight {
@@ -46,6 +50,8 @@ export interface McpSessionOptions {
   readonly onError?: PipelineObservers['onError'];
   /** Counts this session's calls while they are answered. */
   readonly calls?: CallsInFlight;
+  /** Aborts when the client is gone (stdio: it closed our input): a question still open can no longer be answered. */
+  readonly clientGone?: AbortSignal;
 }
 
 export function createMcpSession(options: McpSessionOptions): Server {
@@ -73,7 +79,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
         message: elicitationMessage(request),
         requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
       },
-      { signal, ...(relatedRequest(request.callId) === undefined ? {} : { relatedRequestId: relatedRequest(request.callId) }) },
+      { signal: options.clientGone === undefined ? signal : AbortSignal.any([signal, options.clientGone]), ...(relatedRequest(request.callId) === undefined ? {} : { relatedRequestId: relatedRequest(request.callId) }) },
     );
     return answer.action === 'accept' && answer.content?.approve === true;
   };
@@ -103,7 +109,11 @@ export function createMcpSession(options: McpSessionOptions): Server {
     return { tools: engine.tools('mcp') as Tool[] };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  // Registered with a schema that only names the method: parsed against the full schema by the
+  // protocol, a request breaking it (arguments that are not an object) was answered -32603 (an
+  // internal error); the SDK's server checks it again itself and answers -32602 (invalid params).
+  server.setRequestHandler(CALL_TOOL_METHOD, async (loose, extra): Promise<CallToolResult> => {
+    const request = loose as unknown as z.infer<typeof CallToolRequestSchema>;
     initialized();
     options.calls?.start();
     try {
