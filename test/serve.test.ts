@@ -271,12 +271,12 @@ describe('airlock serve over Streamable HTTP', () => {
     return { client, stderr, close: () => client.close() };
   });
 
-  it('answers 404 off the /mcp path and refuses a foreign Host header', async () => {
+  it('answers 404 off the /mcp path and refuses a foreign Host header, and a foreign Origin', async () => {
     expect((await fetch(new URL('/other', url))).status).toBe(404);
     // fetch may not set Host, so node:http sends what a DNS-rebinding page would.
     const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-    const status = (host: string) => new Promise<number>((resolve, reject) => {
-      const req = request(url, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+    const status = (host: string, origin?: string) => new Promise<number>((resolve, reject) => {
+      const req = request(url, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(origin === undefined ? {} : { origin }) } }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       });
@@ -285,6 +285,10 @@ describe('airlock serve over Streamable HTTP', () => {
     });
     expect(await status('evil.example')).toBe(403);
     expect(await status(url.host)).toBe(200);
+    // A page elsewhere that a browser lets post here names its own origin (MCP: servers must check it).
+    expect(await status(url.host, 'http://evil.example')).toBe(403);
+    expect(await status(url.host, 'null')).toBe(403);
+    expect(await status(url.host, url.origin)).toBe(200);
   });
 });
 

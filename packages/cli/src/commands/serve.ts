@@ -204,6 +204,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   const idleSeconds = limits.idleMs / 1000;
   const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, (id, tenant) => log(`session ${id} (${logName(tenant)}) closed after ${idleSeconds} s idle`));
   const allowedHosts: string[] = [];
+  const allowedOrigins: string[] = [];
 
   const openSession = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const named = tenantOf(req, tenancy);
@@ -222,9 +223,11 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       onsessionclosed: (id) => {
         sessions.remove(id);
       },
-      // Only this loopback address may be named in Host: no DNS rebinding.
+      // Only this loopback address may be named in Host: no DNS rebinding. And a request a
+      // browser sends from any other page (it names that page's Origin) is refused, as MCP asks.
       enableDnsRebindingProtection: true,
       allowedHosts,
+      allowedOrigins,
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.remove(transport.sessionId);
@@ -266,6 +269,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   });
   const actual = (http.address() as AddressInfo).port;
   allowedHosts.push(`127.0.0.1:${actual}`, `localhost:${actual}`);
+  allowedOrigins.push(`http://127.0.0.1:${actual}`, `http://localhost:${actual}`);
   log(`listening on http://127.0.0.1:${actual}/mcp (${'fixed' in tenancy ? `tenant ${tenancy.fixed}` : `tenant from the ${tenancy.header} header`}; at most ${limits.maxSessions} sessions, closed after ${idleSeconds} s idle)`);
   await stopSignal();
   await sessions.closeAll();
