@@ -75,7 +75,7 @@ describe('a rule hits exactly the tools it names', () => {
 });
 
 describe('a when argument no tool of the rule declares', () => {
-  const declared = { type: 'object', properties: { path: { type: 'string' }, options: { type: 'object', properties: { mode: { type: 'string' } } }, files: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' } } } } } } };
+  const declared = { type: 'object', properties: { path: { type: 'string' }, options: { type: 'object', properties: { mode: { type: 'string' } } }, files: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' } } } } }, byName: { type: 'object', additionalProperties: { type: 'object', properties: { path: { type: 'string' } } } } } };
   const tools = [{ name: 'write_file', parameters: declared }, { name: 'free_form', parameters: { type: 'object' } }, { name: 'composed', parameters: { type: 'object', anyOf: [{ properties: { pth: {} } }] } }];
   const mistakes = (tool: string, when: Record<string, string>) => ruleMistakes({ name: 'p', module: './index.js', permissions: { rules: [{ tool, when, decision: 'deny' }] } }, tools);
 
@@ -86,6 +86,9 @@ describe('a when argument no tool of the rule declares', () => {
     // The policy looks through lists (files.path reaches every entry's path): so does the check.
     ['write_file', { 'files.path': '/etc/**' }, []],
     ['write_file', { 'files.pth': '/etc/**' }, ['permissions.rules.0.when.files.pth names no argument declared by write_file, so the rule can never apply']],
+    // A map's entries are not looked into: a rule meant for them would check none.
+    ['write_file', { 'byName.path': '/etc/**' }, ['permissions.rules.0.when.byName.path: byName of write_file is a map, and a rule reads only its key named "path", never its entries\' path: no entry\'s value is checked (decide for the tool without "when", or give the argument a list of entries, which rules look through)']],
+    ['write_file', { 'byName.other': '/etc/**' }, []],
     ['free_form', { pth: '/etc/**' }, []],
     ['composed', { pth: '/etc/**' }, []],
     ['*', { pth: '/etc/**' }, []],

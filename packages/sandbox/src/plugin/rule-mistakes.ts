@@ -43,6 +43,35 @@ function surelyUndeclared(schema: unknown, dottedPath: string): boolean {
   return false;
 }
 
+/**
+ * Where a dotted path meets a map whose entries declare the next name (`files.path` on
+ * `files: { additionalProperties: { properties: { path } } }`): the policy reads only a key
+ * of the map literally named "path", never an entry's path, so a rule meant for the entries
+ * sees none of them. Returns the map's own path, or undefined.
+ */
+function mapInTheWay(schema: unknown, dottedPath: string): string | undefined {
+  let current = schema;
+  const segments = dottedPath.split('.');
+  for (let index = 0; index < segments.length; index += 1) {
+    const segment = segments[index] as string;
+    current = elementSchema(current);
+    if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined;
+    const node = current as Record<string, unknown>;
+    if (COMPOSED.some((key) => Object.prototype.hasOwnProperty.call(node, key))) return undefined;
+    const properties = node.properties;
+    if (typeof properties === 'object' && properties !== null && Object.prototype.hasOwnProperty.call(properties, segment)) {
+      current = (properties as Record<string, unknown>)[segment];
+      continue;
+    }
+    const entry = elementSchema(node.additionalProperties);
+    if (index === 0 || typeof entry !== 'object' || entry === null) return undefined;
+    const entryProperties = (entry as Record<string, unknown>).properties;
+    const declared = typeof entryProperties === 'object' && entryProperties !== null && Object.prototype.hasOwnProperty.call(entryProperties, segment);
+    return declared ? segments.slice(0, index).join('.') : undefined;
+  }
+  return undefined;
+}
+
 export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape[]): string[] {
   if (tools.length === 0) return [];
   const names = tools.map((tool) => tool.name);
@@ -61,6 +90,12 @@ export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape
     for (const argument of Object.keys(rule.when ?? {})) {
       if ([...scoped].every((tool) => surelyUndeclared(tool.parameters, argument))) {
         problems.push(`permissions.rules.${index}.when.${argument} names no argument declared by ${[...scoped].map((tool) => tool.name).join(', ')}, so the rule can never apply`);
+        continue;
+      }
+      for (const tool of scoped) {
+        const map = mapInTheWay(tool.parameters, argument);
+        const key = argument.slice(map === undefined ? 0 : map.length + 1).split('.')[0];
+        if (map !== undefined) problems.push(`permissions.rules.${index}.when.${argument}: ${map} of ${tool.name} is a map, and a rule reads only its key named "${key}", never its entries' ${key}: no entry's value is checked (decide for the tool without "when", or give the argument a list of entries, which rules look through)`);
       }
     }
   });
