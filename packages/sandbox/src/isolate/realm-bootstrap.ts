@@ -55,9 +55,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   const MAX_MESSAGE = 2000;
   const MAX_SLICED = 1024 * 1024;
   const MAX_DESCRIBE_BYTES = 4 * 1024 * 1024;
-  /** A tool's fields besides these are reported (at most MAX_OTHER_FIELDS, names cut to 64), for `airlock check` to warn of. */
-  const TOOL_FIELDS = ['name', 'description', 'parameters', 'deferLoading', 'output', 'execute', 'isConcurrencySafe'];
-  const MAX_OTHER_FIELDS = 16;
+  /** A tool's own field names reported for `airlock check` to warn of those nothing reads (names cut to 64). */
+  const MAX_FIELD_NAMES = 32;
 
   // A Callback, not a Reference: it reads no options inside the realm (a Reference's
   // applyIgnored reads its options through the prototype chain), and it costs a new realm a
@@ -316,7 +315,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           out.output = tool.output;
           out.hasExecute = typeof tool.execute === 'function';
           out.hasClassifier = typeof tool.isConcurrencySafe === 'function';
-          out.otherFields = otherFields(tool);
+          out.fields = fieldNames(tool);
         }
         const part = json(out);
         if (typeof part !== 'string') return failure('INVALID_TOOL_OUTPUT', 'tools[' + i + '] is not JSON');
@@ -329,9 +328,10 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     return '{"ok":true,"value":' + text + ']}';
   }
 
-  // The tool's other own enumerable names, as one JSON text built here: an array would be
-  // filled through setters a plugin may have put on Array.prototype.
-  function otherFields(tool: object): string {
+  // The tool's own enumerable names, as one JSON text built here: an array would be filled
+  // through setters a plugin may have put on Array.prototype. Which ones nothing reads is the
+  // host's to say (describe-plugin.ts).
+  function fieldNames(tool: object): string {
     let names: unknown[];
     try {
       names = apply(objectKeys, undefined, [tool]) as unknown[];
@@ -340,12 +340,9 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     }
     let text = '[';
     let count = 0;
-    for (let i = 0; i < names.length && count < MAX_OTHER_FIELDS; i += 1) {
+    for (let i = 0; i < names.length && count < MAX_FIELD_NAMES; i += 1) {
       const name = names[i];
       if (typeof name !== 'string') continue;
-      let known = false;
-      for (let k = 0; k < TOOL_FIELDS.length; k += 1) if (TOOL_FIELDS[k] === name) known = true;
-      if (known) continue;
       text += (count === 0 ? '' : ',') + json(name.length > 64 ? (apply(sliceString, name, [0, 64]) as string) : name);
       count += 1;
     }

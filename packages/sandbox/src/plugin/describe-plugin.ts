@@ -1,7 +1,7 @@
 // Asks a plugin, inside a throwaway isolate, what tools it has; checks every
 // descriptor through core's own registration so a plugin tool obeys the same
 // contract as a host tool.
-import { AirlockError, defineTool, didYouMean, HOST_ONLY_FIELDS, ToolRegistry, type JsonSchema } from '@airlock/core';
+import { AirlockError, defineTool, didYouMean, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS, ToolRegistry, type JsonSchema } from '@airlock/core';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { PluginSpec } from '../worker/worker-protocol.js';
@@ -28,12 +28,13 @@ const descriptorSchema = z.object({
   output: z.unknown().optional(),
   hasExecute: z.boolean(),
   hasClassifier: z.boolean(),
-  otherFields: z.string().optional(),
+  fields: z.string().optional(),
 });
 
-/** The fields a plugin's tool may have; anything else is ignored, with a warning. */
-const PLUGIN_TOOL_FIELDS = ['name', 'description', 'parameters', 'deferLoading', 'output', 'execute', 'isConcurrencySafe'];
-const otherFieldsSchema = z.array(z.string().max(64)).max(16);
+/** The fields a plugin's tool may have (docs/plugins.md); anything else is ignored, with a warning. */
+const PLUGIN_TOOL_FIELDS: readonly string[] = [...MODEL_FACING_FIELDS, 'output', 'execute', 'isConcurrencySafe'];
+/** As the realm lists a tool's own field names (realm-bootstrap.ts, fieldNames). */
+const fieldNamesSchema = z.array(z.string().max(64)).max(32);
 /** Warnings of ignored fields per plugin; past it one line counts the rest (a plugin of thousands of tools would bury every other warning). */
 const MAX_FIELD_WARNINGS = 20;
 
@@ -62,7 +63,7 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
     const label = `${modulePath}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
     if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
     if (!raw.hasExecute) return void problems.push(`${label}: execute must be a function`);
-    for (const field of ignoredFields(raw.otherFields)) fieldWarnings.push(`${label}: ${field}`);
+    for (const field of ignoredFields(raw.fields)) fieldWarnings.push(`${label}: ${field}`);
     try {
       // The same checks a host tool passes: name, description, lossless object-rooted schemas that compile.
       const checked = registry.register(defineTool({
@@ -100,12 +101,12 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
 function ignoredFields(listed: string | undefined): string[] {
   let names: string[];
   try {
-    const parsed = otherFieldsSchema.safeParse(JSON.parse(listed ?? '[]'));
+    const parsed = fieldNamesSchema.safeParse(JSON.parse(listed ?? '[]'));
     names = parsed.success ? parsed.data : [];
   } catch {
     names = [];
   }
-  return names.map((name) => {
+  return names.filter((name) => !PLUGIN_TOOL_FIELDS.includes(name)).map((name) => {
     if ((HOST_ONLY_FIELDS as readonly string[]).includes(name)) {
       const setBy = name === 'timeoutMs' || name === 'maxOutputBytes' ? "the manifest's limits set it" : 'only the host sets it';
       return `"${name}" is ignored: ${setBy}, not the plugin's code`;

@@ -26,34 +26,19 @@ function elementSchema(schema: unknown): unknown {
   return current;
 }
 
-/** Whether the schema surely has no argument at this dotted path (false when it cannot tell). */
-function surelyUndeclared(schema: unknown, dottedPath: string): boolean {
-  let current = schema;
-  for (const segment of dottedPath.split('.')) {
-    // The policy looks through lists (`files.path` reaches every entry's path): so does this.
-    current = elementSchema(current);
-    if (typeof current !== 'object' || current === null || Array.isArray(current)) return false;
-    const node = current as Record<string, unknown>;
-    if (COMPOSED.some((key) => Object.prototype.hasOwnProperty.call(node, key))) return false;
-    const properties = node.properties;
-    if (typeof properties !== 'object' || properties === null) return false;
-    if (!Object.prototype.hasOwnProperty.call(properties, segment)) return true;
-    current = (properties as Record<string, unknown>)[segment];
-  }
-  return false;
-}
-
 /**
- * Where a dotted path meets a map whose entries declare the next name (`files.path` on
- * `files: { additionalProperties: { properties: { path } } }`): the policy reads only a key
- * of the map literally named "path", never an entry's path, so a rule meant for the entries
- * sees none of them. Returns the map's own path, or undefined.
+ * What the schema says of an argument at this dotted path: surely `undeclared`; reached only
+ * through a `map` whose entries declare the next name (`files.path` on `files: {
+ * additionalProperties: { properties: { path } } }`: the policy reads only the map's key
+ * literally named "path", never an entry's path, so a rule meant for the entries sees none);
+ * or undefined when it is declared or the schema cannot tell.
  */
-function mapInTheWay(schema: unknown, dottedPath: string): string | undefined {
+function pathVerdict(schema: unknown, dottedPath: string): { readonly kind: 'undeclared' } | { readonly kind: 'map'; readonly map: string; readonly key: string } | undefined {
   let current = schema;
   const segments = dottedPath.split('.');
   for (let index = 0; index < segments.length; index += 1) {
     const segment = segments[index] as string;
+    // The policy looks through lists (`files.path` reaches every entry's path): so does this.
     current = elementSchema(current);
     if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined;
     const node = current as Record<string, unknown>;
@@ -64,10 +49,11 @@ function mapInTheWay(schema: unknown, dottedPath: string): string | undefined {
       continue;
     }
     const entry = elementSchema(node.additionalProperties);
-    if (index === 0 || typeof entry !== 'object' || entry === null) return undefined;
-    const entryProperties = (entry as Record<string, unknown>).properties;
-    const declared = typeof entryProperties === 'object' && entryProperties !== null && Object.prototype.hasOwnProperty.call(entryProperties, segment);
-    return declared ? segments.slice(0, index).join('.') : undefined;
+    const entryProperties = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).properties : undefined;
+    if (index > 0 && typeof entryProperties === 'object' && entryProperties !== null && Object.prototype.hasOwnProperty.call(entryProperties, segment)) {
+      return { kind: 'map', map: segments.slice(0, index).join('.'), key: segment };
+    }
+    return typeof properties === 'object' && properties !== null ? { kind: 'undeclared' } : undefined;
   }
   return undefined;
 }
@@ -88,14 +74,13 @@ export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape
     }
     if (scoped.size === 0) return;
     for (const argument of Object.keys(rule.when ?? {})) {
-      if ([...scoped].every((tool) => surelyUndeclared(tool.parameters, argument))) {
+      const verdicts = [...scoped].map((tool) => ({ tool, verdict: pathVerdict(tool.parameters, argument) }));
+      if (verdicts.every(({ verdict }) => verdict?.kind === 'undeclared')) {
         problems.push(`permissions.rules.${index}.when.${argument} names no argument declared by ${[...scoped].map((tool) => tool.name).join(', ')}, so the rule can never apply`);
         continue;
       }
-      for (const tool of scoped) {
-        const map = mapInTheWay(tool.parameters, argument);
-        const key = argument.slice(map === undefined ? 0 : map.length + 1).split('.')[0];
-        if (map !== undefined) problems.push(`permissions.rules.${index}.when.${argument}: ${map} of ${tool.name} is a map, and a rule reads only its key named "${key}", never its entries' ${key}: no entry's value is checked (decide for the tool without "when", or give the argument a list of entries, which rules look through)`);
+      for (const { tool, verdict } of verdicts) {
+        if (verdict?.kind === 'map') problems.push(`permissions.rules.${index}.when.${argument}: ${verdict.map} of ${tool.name} is a map, and a rule reads only its key named "${verdict.key}", never its entries' ${verdict.key}: no entry's value is checked (decide for the tool without "when", or give the argument a list of entries, which rules look through)`);
       }
     }
   });

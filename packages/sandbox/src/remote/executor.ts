@@ -316,7 +316,6 @@ function localTask(task: RemoteTask, plugin: PluginSpec): SandboxTask {
   }
 }
 
-/** Reads, checks and loads every plugin folder the way a local sandbox does; throws listing every problem. */
 /** The hosts' capability names, each a capability name (as createSandbox checks its `capabilities`' keys). */
 function checkCapabilityNames(names: unknown): readonly string[] {
   if (names === undefined) return [];
@@ -327,6 +326,7 @@ function checkCapabilityNames(names: unknown): readonly string[] {
   return names as string[];
 }
 
+/** Reads, checks and loads every plugin folder the way a local sandbox does; throws listing every problem. */
 async function loadPlugins(host: ShardedHost, paths: readonly string[], caps: PluginLimits, hostFunctions: readonly string[]): Promise<Map<string, { spec: PluginSpec; info: ExecutorPlugin }>> {
   const loaded = new Map<string, { spec: PluginSpec; info: ExecutorPlugin }>();
   const problems: string[] = [];
