@@ -26,6 +26,8 @@ export interface IsolateSlot {
   owner: IsolateOwner | undefined;
   /** Tasks running in it now: an isolate in use is never evicted. */
   busy: number;
+  /** Tasks its tenant ran in it: a spare realm is built only for a tenant that came back. */
+  served: number;
 }
 
 export interface IsolateOwner {
@@ -139,7 +141,7 @@ export class IsolateSlots {
         }
       },
     });
-    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner, busy: 0 };
+    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner, busy: 0, served: 0 };
     return slot;
   }
 
