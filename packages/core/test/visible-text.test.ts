@@ -49,6 +49,16 @@ describe('cards', () => {
     for (const card of cards) expect(JSON.stringify(card)).not.toMatch(INVISIBLE);
   });
 
+  it('the generic card tells a line break in an argument from a backslash and an n: such strings are shown as JSON', () => {
+    const value = (arg: string): string | undefined => genericCallCard('t', { arg }).fields?.[0]?.value;
+    expect(value('a\nb')).toBe('"a\\nb"');
+    expect(value('a\\nb')).toBe('"a\\\\nb"');
+    expect(value('a\u202eb')).toBe('"a\\u202eb"');
+    expect(value('"quoted"')).toBe('"\\"quoted\\""');
+    expect(value('/tmp/plain path.txt')).toBe('/tmp/plain path.txt');
+    expect(genericCallCard('t', { n: 1, list: ['x'] }).fields?.map((field) => field.value)).toEqual(['1', '["x"]']);
+  });
+
   it('a tool\'s own cards are escaped too, and a malformed one becomes text', async () => {
     const own = defineTool({
       name: 'own',

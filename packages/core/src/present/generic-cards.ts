@@ -2,12 +2,12 @@
 // Every string of every card, the tool's own included, leaves here with its control,
 // bidi and other invisible characters escaped: names, arguments, error messages and
 // card text come from the model or a plugin and would otherwise drive the terminal.
-import type { JsonObject } from '../json/json-types.js';
+import type { JsonObject, JsonValue } from '../json/json-types.js';
 import type { RegisteredTool } from '../registry/tool-registry.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { Card } from '../tool/tool-definition.js';
 import { messageOf } from '../util/sanitize-message.js';
-import { escapeControls } from '../util/visible-text.js';
+import { escapeControls, findControlCharacter } from '../util/visible-text.js';
 
 const MAX_FIELD_CHARS = 120;
 // A failure's reason is what a person needs to read in full: longer than a field.
@@ -37,8 +37,19 @@ export function visibleCard(card: unknown): Card {
   }
 }
 
+/**
+ * An argument as a person reads it: a plain string as itself; any other value, and a string
+ * that holds a backslash or a character shown as an escape (or starts with a quote), as JSON. Escaped in place, a real
+ * line break and the two characters `\n` would both read `\n`; as JSON they read `"a\nb"` and
+ * `"a\\nb"`, what the tool receives.
+ */
+function argumentText(value: JsonValue): string {
+  if (typeof value === 'string' && !value.includes('\\') && !value.startsWith('"') && findControlCharacter(value) === undefined) return value;
+  return JSON.stringify(value);
+}
+
 export function genericCallCard(name: string, args: JsonObject | undefined): Card {
-  const fields = Object.entries(args ?? {}).map(([label, value]) => ({ label, value: short(typeof value === 'string' ? value : JSON.stringify(value)) }));
+  const fields = Object.entries(args ?? {}).map(([label, value]) => ({ label, value: short(argumentText(value)) }));
   return visibleCard({ title: name, fields });
 }
 
