@@ -126,7 +126,21 @@ describe('airlock check explains an author\'s mistakes, attributed to their file
     const warnings = (JSON.parse(stdout) as { plugins: { warnings: string[] }[] }).plugins[0]!.warnings;
     expect(warnings).toHaveLength(21);
     expect(warnings[0]).toBe(`${join(dir, 'index.js')}: tools[0] ("tool_0"): "extra" is ignored: a plugin's tool has no such field`);
-    expect(warnings[20]).toBe(`${join(dir, 'index.js')}: 10 more ignored fields of its tools not listed`);
+    expect(warnings[20]).toBe(`${join(dir, 'index.js')}: 10 more warnings about its tools not listed`);
+  });
+
+  it('a tool whose description is longer than a provider takes, or whose schema every request would carry at great weight, is warned of (it still loads)', async () => {
+    const dir = join(BROKEN, 'heavy-schemas');
+    const { code, stdout } = await airlock(['check', dir, '--json']);
+    expect(code).toBe(0);
+    const module = join(dir, 'index.js');
+    expect((JSON.parse(stdout) as { plugins: { tools: string[]; warnings: string[] }[] }).plugins[0]).toMatchObject({
+      tools: ['long_description', 'wide_parameters', 'small'],
+      warnings: [
+        `${module}: tools[0] ("long_description"): its description is 1620 characters: OpenAI refuses tool descriptions over 1024 on some models`,
+        expect.stringMatching(new RegExp(`^${module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: tools\\[1\\] \\("wide_parameters"\\): its description and parameters are \\d+ KiB of JSON, sent with every model request that offers the tool$`)),
+      ],
+    });
   });
 
   it('a plugin\'s own error text cannot drive the operator\'s terminal', async () => {

@@ -35,8 +35,12 @@ const descriptorSchema = z.object({
 const PLUGIN_TOOL_FIELDS: readonly string[] = [...MODEL_FACING_FIELDS, 'output', 'execute', 'isConcurrencySafe'];
 /** As the realm lists a tool's own field names (realm-bootstrap.ts, fieldNames). */
 const fieldNamesSchema = z.array(z.string().max(64)).max(32);
-/** Warnings of ignored fields per plugin; past it one line counts the rest (a plugin of thousands of tools would bury every other warning). */
-const MAX_FIELD_WARNINGS = 20;
+/** Warnings about its tools per plugin (ignored fields, heavy schemas); past it one line counts the rest (a plugin of thousands of tools would bury every other warning). */
+const MAX_TOOL_WARNINGS = 20;
+/** OpenAI's Chat Completions refuses a longer tool description on some models ("string too long ... maximum length 1024"). */
+const PROVIDER_DESCRIPTION_CHARS = 1024;
+/** A tool whose model-facing schema is larger costs every model request that much context. */
+const HEAVY_SCHEMA_BYTES = 16 * 1024;
 
 /**
  * `manifestPath` names the manifest; problems with the module's code or its tools are
@@ -56,14 +60,16 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
   }
   if (parsed.data.length === 0) problems.push(`${modulePath}: exports no tools (the default export's "tools" array is empty)`);
 
-  const fieldWarnings: string[] = [];
+  const toolWarnings: string[] = [];
   const registry = new ToolRegistry();
   const tools: PluginToolDescriptor[] = [];
   parsed.data.forEach((raw, index) => {
     const label = `${modulePath}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
     if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
     if (!raw.hasExecute) return void problems.push(`${label}: execute must be a function`);
-    for (const field of ignoredFields(raw.fields)) fieldWarnings.push(`${label}: ${field}`);
+    for (const field of ignoredFields(raw.fields)) toolWarnings.push(`${label}: ${field}`);
+    const weight = weightWarning(raw.description, raw.parameters);
+    if (weight !== undefined) toolWarnings.push(`${label}: ${weight}`);
     try {
       // The same checks a host tool passes: name, description, lossless object-rooted schemas that compile.
       const checked = registry.register(defineTool({
@@ -87,14 +93,24 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
     }
   });
 
-  warnings.push(...fieldWarnings.slice(0, MAX_FIELD_WARNINGS));
-  if (fieldWarnings.length > MAX_FIELD_WARNINGS) warnings.push(`${modulePath}: ${fieldWarnings.length - MAX_FIELD_WARNINGS} more ignored fields of its tools not listed`);
+  warnings.push(...toolWarnings.slice(0, MAX_TOOL_WARNINGS));
+  if (toolWarnings.length > MAX_TOOL_WARNINGS) warnings.push(`${modulePath}: ${toolWarnings.length - MAX_TOOL_WARNINGS} more warnings about its tools not listed`);
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
     if (!names.has(name)) problems.push(`${manifestPath}: permissions.tools.${name} names no tool of this plugin${didYouMean(name, names)}`);
   }
   problems.push(...ruleMistakes(manifest, tools).map((problem) => `${manifestPath}: ${problem}`));
   return tools;
+}
+
+/** What a tool's model-facing text costs, when it is more than a provider takes or than a request should carry. */
+function weightWarning(description: unknown, parameters: unknown): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify({ description, parameters }) ?? '');
+  if (bytes > HEAVY_SCHEMA_BYTES) return `its description and parameters are ${Math.round(bytes / 1024)} KiB of JSON, sent with every model request that offers the tool`;
+  if (typeof description === 'string' && description.length > PROVIDER_DESCRIPTION_CHARS) {
+    return `its description is ${description.length} characters: OpenAI refuses tool descriptions over ${PROVIDER_DESCRIPTION_CHARS} on some models`;
+  }
+  return undefined;
 }
 
 /** A warning for each field of a plugin's tool that nothing reads (the realm lists them). */
