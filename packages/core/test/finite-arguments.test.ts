@@ -1,5 +1,6 @@
 // A number literal too large for a double parses to Infinity: it must not pass validation
-// and then reach the tool as null. The value validated is the value delivered.
+// and then reach the tool as null. An integer past 2^53 is rounded: it must not reach the
+// tool (or a permission rule) as a neighbouring number. The value validated is the value delivered.
 import { describe, expect, it } from 'vitest';
 import { defineTool, type JsonValue, type ToolFailure } from '../src/index.js';
 import { call, engine } from './helpers.js';
@@ -35,5 +36,24 @@ describe('arguments with numbers JSON cannot carry', () => {
     const [result] = await engine([counter]).run([call('counter', '{"n": 1e300}')]);
     expect(result?.isError).toBe(false);
     expect(received).toEqual([{ n: 1e300 }]);
+  });
+
+  it.each([
+    ['{"n": 9007199254740993}', 'n is 9007199254740993, an integer a JSON number cannot hold exactly (it would arrive as 9007199254740992)'],
+    ['{"list": [1, -12345678901234567891]}', 'list[1] is -12345678901234567891'],
+  ])('%s (an integer a double rounds) is INVALID_ARGS naming it as written, and the tool never runs', async (text, message) => {
+    received.length = 0;
+    const [result] = await engine([counter]).run([call('counter', text)]);
+    expect((result as ToolFailure).error.code).toBe('INVALID_ARGS');
+    expect((result as ToolFailure).error.message).toContain(message);
+    expect(received).toEqual([]);
+  });
+
+  it('integers a double holds exactly pass, however long, and so do digits inside strings', async () => {
+    received.length = 0;
+    const text = '{"n": 9007199254740992, "list": [100000000000000000000, -9007199254740991, "9007199254740993", 1.00000000000000001]}';
+    const [result] = await engine([counter]).run([call('counter', text)]);
+    expect(result?.isError).toBe(false);
+    expect(received).toEqual([{ n: 9007199254740992, list: [1e20, -9007199254740991, '9007199254740993', 1] }]);
   });
 });

@@ -1,18 +1,25 @@
 // Freezes JSON.parse output in place and finds the first number JSON.parse could not keep:
 // a literal like 1e400 parses to Infinity, which passes `{ "type": "integer" }` in ajv and
-// then reaches the tool as null. Only for JSON.parse output (acyclic, plain, depth bounded).
+// then reaches the tool as null; one past 2^53 is rounded (the caller says which values
+// those are). Only for JSON.parse output (acyclic, plain, depth bounded).
 import type { JsonValue } from './json-types.js';
 
-/** The JSON path of the first non-finite number, or undefined when every number is finite. */
-export function freezeParsedJson(value: JsonValue, path = ''): string | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path === '' ? '(the root)' : path;
+export interface UnkeptNumber {
+  /** Its JSON path ("(the root)" for a bare number). */
+  readonly path: string;
+  readonly value: number;
+}
+
+/** The first number that is not finite or is one of `rounded`, or undefined when there is none. */
+export function freezeParsedJson(value: JsonValue, rounded: ReadonlyMap<number, string> = new Map(), path = ''): UnkeptNumber | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && !rounded.has(value) ? undefined : { path: path === '' ? '(the root)' : path, value };
   if (value === null || typeof value !== 'object') return undefined;
-  let bad: string | undefined;
+  let bad: UnkeptNumber | undefined;
   if (Array.isArray(value)) {
-    for (let index = 0; index < value.length && bad === undefined; index += 1) bad = freezeParsedJson(value[index] as JsonValue, `${path}[${index}]`);
+    for (let index = 0; index < value.length && bad === undefined; index += 1) bad = freezeParsedJson(value[index] as JsonValue, rounded, `${path}[${index}]`);
   } else {
     for (const key of Object.keys(value)) {
-      bad = freezeParsedJson((value as Record<string, JsonValue>)[key] as JsonValue, path === '' ? key : `${path}.${key}`);
+      bad = freezeParsedJson((value as Record<string, JsonValue>)[key] as JsonValue, rounded, path === '' ? key : `${path}.${key}`);
       if (bad !== undefined) break;
     }
   }

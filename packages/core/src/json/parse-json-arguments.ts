@@ -3,6 +3,7 @@
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonValue } from './json-types.js';
 import { freezeParsedJson } from './freeze-parsed-json.js';
+import { inexactIntegers } from './inexact-integers.js';
 import { snapshotJson } from './snapshot-json.js';
 
 /** `jsonLength`: the arguments' JSON text length, which sizes their validation budget. */
@@ -45,9 +46,15 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
       if (!(error instanceof SyntaxError)) throw error;
       return { ok: false, message: `arguments are not valid JSON (${error.message}); send a JSON object` };
     }
-    // JSON.parse output is plain and acyclic, and its depth was bounded above; its numbers may not be finite.
-    const overflow = freezeParsedJson(parsed as JsonValue);
-    if (overflow !== undefined) return { ok: false, message: `${overflow} is a number too large to represent (JSON numbers must be finite)` };
+    // JSON.parse output is plain and acyclic, and its depth was bounded above; its numbers may
+    // not be finite, or may be integers it rounded.
+    const rounded = inexactIntegers(raw);
+    const bad = freezeParsedJson(parsed as JsonValue, rounded);
+    if (bad !== undefined) {
+      const literal = rounded.get(bad.value);
+      if (literal !== undefined) return { ok: false, message: `${bad.path} is ${literal}, an integer a JSON number cannot hold exactly (it would arrive as ${String(bad.value)}); send it as a string` };
+      return { ok: false, message: `${bad.path} is a number too large to represent (JSON numbers must be finite)` };
+    }
     return { ok: true, value: parsed as JsonValue, jsonLength: raw.length };
   }
   try {
