@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AirlockError, ToolRegistry, defineTool, type AnyTool } from '../src/index.js';
+import { AirlockError, ToolRegistry, createEngine, defineTool, type AnyTool } from '../src/index.js';
 
 const valid = { name: 'echo', description: 'Echo text.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, execute: () => null };
 
@@ -63,9 +63,65 @@ describe('defineTool with zod', () => {
     });
     expect(tool.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number', default: 1 } }, required: ['a'] });
     expect(tool.parameters).not.toHaveProperty('$schema');
-    // zod parses before execute, so defaults apply.
-    const exec = { callId: 'c', toolName: 'add', signal: new AbortController().signal, tenant: undefined, setMetadata: () => undefined };
-    expect(await tool.execute({ a: 2 }, exec)).toBe(3);
+    // The engine parses with zod before execute, so defaults apply.
+    const [result] = await createEngine({ tools: [tool], policy: { default: 'allow' } }).run([{ id: 'c', name: 'add', arguments: '{"a":2}' }]);
+    expect(result).toMatchObject({ isError: false, value: 3 });
+  });
+
+  it('permission rules, guards and the approver decide on the arguments as zod parsed them, the ones the body receives', async () => {
+    const opened: string[] = [];
+    const asked: unknown[] = [];
+    const readFile = defineTool({
+      name: 'read_file',
+      description: 'Read a file.',
+      parameters: z.object({ path: z.string().trim().toLowerCase().default('/etc/shadow') }),
+      execute: ({ path }) => {
+        opened.push(path);
+        return 'contents';
+      },
+    });
+    const engine = createEngine({
+      tools: [readFile],
+      policy: { default: 'ask', rules: [{ tool: 'read_file', when: { path: '/etc/**' }, decision: 'deny', reason: 'no system files' }] },
+      guards: [({ args }) => (String(args.path).includes('secret') ? { deny: 'no secrets' } : undefined)],
+      approver: ({ args }) => {
+        asked.push(args);
+        return true;
+      },
+    });
+    const results = await engine.run(['{"path":" /etc/passwd"}', '{"path":"/ETC/passwd"}', '{}', '{"path":" /tmp/SECRET "}', '{"path":"  /tmp/Notes.md"}'].map((args, index) => ({ id: `c${index}`, name: 'read_file', arguments: args })));
+    expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED', 'PERMISSION_DENIED', 'PERMISSION_DENIED', 'ok']);
+    expect(opened).toEqual(['/tmp/notes.md']);
+    // The gate (here: ask) comes before the guards, so the approver saw the secret one too, lowercased.
+    expect(asked).toEqual([{ path: '/tmp/secret' }, { path: '/tmp/notes.md' }]);
+  });
+
+  it('arguments that fail a refinement zod keeps out of the JSON Schema are INVALID_ARGS from the parse stage; a transform that returns no JSON is the tool\'s error', async () => {
+    const ran: unknown[] = [];
+    const range = defineTool({
+      name: 'range',
+      description: 'A range.',
+      parameters: z.object({ from: z.number(), to: z.number() }).refine((value) => value.from <= value.to, 'from must be <= to'),
+      execute: (args) => ran.push(args),
+    });
+    const dated = defineTool({
+      name: 'dated',
+      description: 'A date.',
+      parameters: z.object({ when: z.string().transform((text) => new Date(text)) }),
+      execute: (args) => ran.push(args),
+    });
+    const engine = createEngine({ tools: [range, dated], policy: { default: 'allow' } });
+    const [refused, notJson] = await engine.run([{ id: 'a', name: 'range', arguments: '{"from":5,"to":1}' }, { id: 'b', name: 'dated', arguments: '{"when":"2026-12-01"}' }]);
+    expect(refused).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS', message: 'range: invalid arguments: from must be <= to' } });
+    expect(notJson).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR' } });
+    expect((notJson as { error: { message: string } }).error.message).toContain('not JSON');
+    expect(ran).toEqual([]);
+  });
+
+  it('a transform runs once: the body gets z.output, not z.output parsed again', async () => {
+    const doubled = defineTool({ name: 'doubled', description: 'Doubles.', parameters: z.object({ n: z.number().transform((n) => n * 2) }), execute: ({ n }) => n });
+    const [result] = await createEngine({ tools: [doubled], policy: { default: 'allow' } }).run([{ id: 'c', name: 'doubled', arguments: '{"n":21}' }]);
+    expect(result).toMatchObject({ isError: false, value: 42 });
   });
 });
 

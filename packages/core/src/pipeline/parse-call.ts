@@ -5,6 +5,7 @@ import type { JsonObject } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import type { RegisteredTool, ToolRegistry } from '../registry/tool-registry.js';
 import { describeValidationErrors } from '../validation/describe-errors.js';
+import { parseZodArguments } from '../validation/zod-arguments.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineLimits } from './pipeline-limits.js';
 
@@ -24,10 +25,13 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
     return failed(index, callId, name, tool, 'INVALID_ARGS', `${name}: arguments must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
   if (!tool.validateArgs(value, parsed.jsonLength)) return failed(index, callId, name, tool, 'INVALID_ARGS', invalidArgsMessage(tool, name));
-  return { index, callId, name, tool, args: value as JsonObject, failure: undefined };
+  if (tool.zodParameters === undefined) return { index, callId, name, tool, args: value as JsonObject, failure: undefined };
+  const prepared = parseZodArguments(tool.zodParameters, value as JsonObject, limits.maxArgumentDepth);
+  if (!prepared.ok) return failed(index, callId, name, tool, prepared.code, `${name}: ${prepared.message}`);
+  return { index, callId, name, tool, args: prepared.value, failure: undefined };
 }
 
-function failed(index: number, callId: string, name: string, tool: RegisteredTool | undefined, code: 'INVALID_ARGS' | 'UNKNOWN_TOOL', message: string): ParsedCall {
+function failed(index: number, callId: string, name: string, tool: RegisteredTool | undefined, code: NonNullable<ParsedCall['failure']>['code'], message: string): ParsedCall {
   return { index, callId, name, tool, args: undefined, failure: { code, message } };
 }
 

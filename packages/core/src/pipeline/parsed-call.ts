@@ -8,5 +8,6 @@ export interface ParsedCall {
   readonly name: string;
   readonly tool: RegisteredTool | undefined;
   readonly args: JsonObject | undefined;
-  readonly failure: { readonly code: 'INVALID_ARGS' | 'UNKNOWN_TOOL'; readonly message: string } | undefined;
+  /** TOOL_ERROR: a zod-authored tool's own parse failed on arguments its JSON Schema accepted (validation/zod-arguments.ts). */
+  readonly failure: { readonly code: 'INVALID_ARGS' | 'UNKNOWN_TOOL' | 'TOOL_ERROR'; readonly message: string } | undefined;
 }

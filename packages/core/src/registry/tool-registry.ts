@@ -1,6 +1,7 @@
 // Holds registered tools by name and projects their model-facing schemas.
 import { AirlockError } from '../errors/airlock-error.js';
-import { defineTool } from '../tool/define-tool.js';
+import type { z } from 'zod';
+import { defineTool, zodParametersOf } from '../tool/define-tool.js';
 import { schemaOf, type ToolSchema } from '../tool/schema-of.js';
 import type { AnyTool } from '../tool/tool-definition.js';
 import { compileValidator, type SchemaValidator } from '../validation/compile-validator.js';
@@ -8,6 +9,8 @@ import { compileValidator, type SchemaValidator } from '../validation/compile-va
 export interface RegisteredTool {
   readonly definition: AnyTool;
   readonly validateArgs: SchemaValidator;
+  /** A zod-authored tool's own schema: its arguments are parsed with it before permission is decided. */
+  readonly zodParameters?: z.ZodType | undefined;
   readonly validateOutput: SchemaValidator | undefined;
 }
 
@@ -28,6 +31,7 @@ export class ToolRegistry {
     const registered: RegisteredTool = Object.freeze({
       definition,
       validateArgs: compileValidator(definition.parameters, definition.name, 'parameters'),
+      zodParameters: zodParametersOf(definition),
       validateOutput: definition.output === undefined ? undefined : compileValidator(definition.output, definition.name, 'output'),
     });
     this.#tools.set(definition.name, registered);

@@ -62,8 +62,9 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
   if (parameters.type !== 'object') fail(name, 'parameters', 'must be an object-rooted JSON Schema ("type": "object")');
   const output = input.output === undefined ? undefined : toJsonSchema(input.output, name, 'output');
 
-  // Zod schemas also parse (defaults, transforms) so execute receives z.output.
-  const zodParameters = isZodSchema(input.parameters) ? input.parameters : undefined;
+  // Zod schemas also parse (defaults, transforms, refinements), in the pipeline's parse stage
+  // (validation/zod-arguments.ts), so execute receives z.output and the policy reads the same.
+  const zodParameters = isZodSchema(input.parameters) ? input.parameters : AUTHORED_ZOD.get(input as unknown as AnyTool);
   const execute = input.execute as unknown as AnyTool['execute'];
 
   const tool: ToolDefinition<JsonObject, JsonValue> = {
@@ -72,12 +73,22 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
     parameters,
     ...(input.deferLoading === undefined ? {} : { deferLoading: input.deferLoading }),
     ...(output === undefined ? {} : { output }),
-    execute: zodParameters === undefined ? execute : (args, exec) => execute(zodParameters.parse(args) as JsonObject, exec),
+    execute,
     ...pickFunctions(input),
     ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
     ...(input.maxOutputBytes === undefined ? {} : { maxOutputBytes: input.maxOutputBytes }),
   };
-  return Object.freeze(tool);
+  Object.freeze(tool);
+  if (zodParameters !== undefined) AUTHORED_ZOD.set(tool, zodParameters);
+  return tool;
+}
+
+/** The zod schema each zod-authored tool was defined with (kept when a defined tool is defined again, as registering does). */
+const AUTHORED_ZOD = new WeakMap<AnyTool, z.ZodType>();
+
+/** The zod schema a tool's parameters were authored with, if any: the parse stage parses its arguments with it. */
+export function zodParametersOf(tool: AnyTool): z.ZodType | undefined {
+  return AUTHORED_ZOD.get(tool);
 }
 
 function pickFunctions(input: object): Partial<AnyTool> {
