@@ -123,4 +123,30 @@ describe('whose fault a process death is', () => {
     expect(b!.start).toBeLessThan(a!.end);
     expect(a!.start).toBeLessThan(b!.end);
   }, 30_000);
+
+  it('a process that dies while a killed isolate there is still running is that pair\'s doing: the neighbour in flight is a victim, not a suspect', async () => {
+    // The attack this stands for: a builtin that ignores termination ends, after its call was
+    // answered CPU_LIMIT, in a V8 fatal error that aborts the process without naming anyone.
+    // Here the neighbour's own call takes the process down (a test fault) while mallory's
+    // killed sort still runs: whoever is in flight then must not be struck for it.
+    const neighbour = neighbourOf('mallory');
+    const { engine } = await setup('hostile/zombie-sort-timed.js', { limits: { cpuMs: 2000, timeoutMs: 20_000, memoryMb: 400 } }, { threads: 2, processes: 2, faults: ({ callId }) => (callId === 'dies' ? 'kill-process' : undefined) });
+    await engine.run([timed('warm', 0)], { tenant: neighbour });
+    const [killed] = await engine.run([{ id: 'z', name: 'sort', arguments: JSON.stringify({ n: 30_000_000 }) }], { tenant: 'mallory' });
+    expect(code(killed)).toBe('CPU_LIMIT');
+    // At once, well within the second before a still-running isolate is reported as a zombie.
+    const [died] = await engine.run([timed('dies', 0)], { tenant: neighbour });
+    expect(code(died)).toBe('SANDBOX_CRASH');
+    // Not a suspect (suspects run one call at a time, in probation): its parallel calls still overlap.
+    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
+    const [a, b] = results.map(span);
+    expect(results.map(code)).toEqual(['ok', 'ok']);
+    expect(b!.start).toBeLessThan(a!.end);
+    expect(a!.start).toBeLessThan(b!.end);
+    // Mallory is: one at a time.
+    const suspect = await engine.run([timed('c', 500), timed('d', 500)], { tenant: 'mallory' });
+    const [c, d] = suspect.map(span);
+    expect(suspect.map(code)).toEqual(['ok', 'ok']);
+    expect(d!.start).toBeGreaterThanOrEqual(c!.end);
+  }, 60_000);
 });

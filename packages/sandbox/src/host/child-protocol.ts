@@ -19,6 +19,8 @@ export type FromChild =
   | { readonly type: 'retire' }
   /** An isolate killed for CPU or time here is still running (a builtin that ignores termination): its pair's fault; take no new calls here. */
   | { readonly type: 'zombie'; readonly tenant: string; readonly plugin: string }
+  /** Every task of an isolate killed here has stopped: its pair no longer answers for this process's death. */
+  | { readonly type: 'killed-settled'; readonly tenant: string; readonly plugin: string }
   /** A running call asks the embedder's capability; the parent answers with capability-reply. */
   | { readonly type: 'capability'; readonly id: number; readonly requestId: number; readonly name: string; readonly json: string };
 

@@ -17,6 +17,8 @@ const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 export interface InProcessHostOptions extends PoolOptions {
   /** A worker killed a call's isolate that went on running past ZOMBIE_MS (isolate/isolate-runner.ts): whose it was. */
   readonly onZombie?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
+  /** Every task of an isolate a worker killed has stopped (its call was answered `stillRunning`): whose it was. */
+  readonly onKilledSettled?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
   /**
    * This process is a sandbox process of our own: its workers may flip a V8 flag for the
    * whole process to borrow `gc` (worker/heap-collector.ts). Never in an embedder's process.
@@ -69,8 +71,10 @@ export class InProcessHost implements SandboxHost {
       this.#zombies = new BroadcastChannel(zombieChannel);
       this.#zombies.unref();
       this.#zombies.onmessage = (event) => {
-        const pair = (event as MessageEvent).data as { tenant?: unknown; plugin?: unknown };
-        if (typeof pair.tenant === 'string' && typeof pair.plugin === 'string') onZombie({ tenant: pair.tenant, plugin: pair.plugin });
+        const pair = (event as MessageEvent).data as { tenant?: unknown; plugin?: unknown; settled?: unknown };
+        if (typeof pair.tenant !== 'string' || typeof pair.plugin !== 'string') return;
+        if (pair.settled === true) options.onKilledSettled?.({ tenant: pair.tenant, plugin: pair.plugin });
+        else onZombie({ tenant: pair.tenant, plugin: pair.plugin });
       };
     }
     const threads = options.threads ?? Math.max(2, availableParallelism());

@@ -25,6 +25,8 @@ export interface IsolateRunnerOptions {
   readonly zombie?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
   /** Told whose isolate it was when V8 lost control of one, just before the process aborts. */
   readonly catastrophe?: CatastropheWitness;
+  /** Told when every task of an isolate this worker killed has stopped (its call was answered `stillRunning`). */
+  readonly killedSettled?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
 }
 
 /**
@@ -33,6 +35,11 @@ export interface IsolateRunnerOptions {
  * neither the tenants in flight then nor anyone else.
  */
 const LOADING_TENANT = '\u0000loading';
+/** Killed for CPU, time or a cancel: its tasks were told to stop, and may not have (builtins that ignore termination). */
+function killedOnce(watchdog: Watchdog): boolean {
+  return watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall' || watchdog.killedFor === 'cancel';
+}
+
 /** How long a killed isolate's tasks may take to stop before the isolate counts as a zombie. */
 const ZOMBIE_MS = 1000;
 /** How long after a task the isolates it evicted are disposed (isolate-slots.ts, disposeRetired). */
@@ -46,6 +53,7 @@ export class IsolateRunner {
   readonly #realms = new RealmSupply(this.#calls.callback);
   readonly #nothingQueued: () => boolean;
   readonly #zombie: NonNullable<IsolateRunnerOptions['zombie']>;
+  readonly #killedSettled: NonNullable<IsolateRunnerOptions['killedSettled']>;
   /** What the last task's isolate held when it was read after the task (0 when it was not read). */
   #lastHeldBytes = 0;
   /** A build-ahead step is scheduled; the next task cancels what is left of it. */
@@ -55,6 +63,7 @@ export class IsolateRunner {
     this.#nothingQueued = options.nothingQueued;
     this.#slots = new IsolateSlots(options.catastrophe);
     this.#zombie = options.zombie ?? (() => undefined);
+    this.#killedSettled = options.killedSettled ?? (() => undefined);
   }
 
   /** Testing only: the next isolate creation throws, as it would when the system is out of memory. */
@@ -139,7 +148,9 @@ export class IsolateRunner {
       return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));
     } catch (error) {
       if (error instanceof PluginLoadFailure) return loadFailure(error, usageOf(watchdog, bytesIn, 0));
-      return killedOutcome(failureCode(watchdog.killedFor, isolate.isDisposed), error, budget, usageOf(watchdog, bytesIn, 0));
+      const killed = killedOutcome(failureCode(watchdog.killedFor, isolate.isDisposed), error, budget, usageOf(watchdog, bytesIn, 0));
+      // Its tasks are told to stop, not yet stopped (#watchForZombie reports when they have).
+      return killedOnce(watchdog) ? { ...killed, stillRunning: true } : killed;
     } finally {
       slot.busy -= 1;
       watchdog.stop();
@@ -149,7 +160,7 @@ export class IsolateRunner {
       // A kill for CPU or time stops a task at once, unless a builtin ignores termination. (At the
       // heap limit isolated-vm disposes the isolate itself, and from Node 24 may never settle the
       // task: that is no zombie.)
-      if (watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall' || watchdog.killedFor === 'cancel') this.#watchForZombie(started, { tenant: tenant ?? LOADING_TENANT, plugin: plugin.name });
+      if (killedOnce(watchdog)) this.#watchForZombie(started, { tenant: tenant ?? LOADING_TENANT, plugin: plugin.name });
       // After the answer is on its way, and a little later still: disposed at the next turn,
       // the isolate's disposal (0.8 ms) delayed the answer's arrival in the host by about as long.
       if (this.#slots.hasRetired) setTimeout(() => this.#slots.disposeRetired(), DISPOSE_RETIRED_AFTER_MS);
@@ -181,6 +192,7 @@ export class IsolateRunner {
     void Promise.allSettled(tasks).then(() => {
       stopped = true;
       clearTimeout(timer);
+      this.#killedSettled(pair);
     });
   }
 

@@ -29,6 +29,7 @@ const runner = new IsolateRunner({
   // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
   nothingQueued: () => queue?.nothingQueued() ?? false,
   zombie: (pair) => zombies?.postMessage(pair),
+  killedSettled: (pair) => zombies?.postMessage({ ...pair, settled: true }),
   // The process aborts right after this: a file is the one report that outlives it. The
   // parent reads it when the process is gone and strikes this pair alone (host/child-process-host.ts).
   catastrophe: (owner) => {

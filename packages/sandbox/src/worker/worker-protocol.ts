@@ -74,6 +74,12 @@ export interface CallLogs {
 interface CallTraces {
   readonly logs?: CallLogs;
   readonly capabilityRequests?: number;
+  /**
+   * Its isolate was killed for CPU, time or a cancel and its work may not have stopped yet:
+   * until the worker says it has (`onKilledSettled`), a death of its process is this pair's
+   * doing before anyone's in flight (a builtin that ignores termination can end in a V8 fatal error).
+   */
+  readonly stillRunning?: true;
 }
 
 export type SandboxOutcome =
