@@ -59,6 +59,12 @@ describe('cards', () => {
     expect(genericCallCard('t', { n: 1, list: ['x'] }).fields?.map((field) => field.value)).toEqual(['1', '["x"]']);
   });
 
+  it('the generic card shows arguments nested too deep for JSON.stringify as such, instead of throwing', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 20_000; i += 1) deep = { a: deep };
+    expect(genericCallCard('t', { deep, ok: 'shown' } as never).fields).toEqual([{ label: 'deep', value: '(cannot be shown: nested too deep)' }, { label: 'ok', value: 'shown' }]);
+  });
+
   it('a tool\'s own cards are escaped too, and a malformed one becomes text', async () => {
     const own = defineTool({
       name: 'own',

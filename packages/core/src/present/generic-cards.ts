@@ -45,7 +45,13 @@ export function visibleCard(card: unknown): Card {
  */
 function argumentText(value: JsonValue): string {
   if (typeof value === 'string' && !value.includes('\\') && !value.startsWith('"') && findControlCharacter(value) === undefined) return value;
-  return JSON.stringify(value);
+  try {
+    return String(JSON.stringify(value));
+  } catch {
+    // Cards show arguments as the model sent them, checked or not: nested thousands deep,
+    // JSON.stringify overflows the stack, and the whole turn's output went with it.
+    return '(cannot be shown: nested too deep)';
+  }
 }
 
 export function genericCallCard(name: string, args: JsonObject | undefined): Card {
