@@ -66,11 +66,28 @@ function pick(schema: JsonSchema): AjvInstance {
   return (instances.draft2020 ??= bounded(new Ajv2020(options)));
 }
 
-const cache = new WeakMap<JsonSchema, SchemaValidator>();
+/** Compiled once per schema; each validator built on it keeps its own budget (a cached validator once answered with another's). */
+const cache = new WeakMap<JsonSchema, ReturnType<AjvInstance['compile']>>();
 
 export function compileValidator(schema: JsonSchema, toolName: string, field: 'parameters' | 'output', budget: ValidationBudget = DEFAULT_VALIDATION_BUDGET): SchemaValidator {
-  const cached = cache.get(schema);
-  if (cached !== undefined) return cached;
+  const compiled = cache.get(schema) ?? compileSchema(schema, toolName, field);
+  cache.set(schema, compiled);
+  const validate = ((value: unknown, jsonLength?: number): boolean => {
+    const maxSteps = budget.baseSteps + budget.stepsPerChar * (jsonLength ?? JSON.stringify(value)?.length ?? 0);
+    try {
+      const valid = meter.run(maxSteps, () => compiled(value)) === true;
+      validate.errors = valid ? null : (compiled.errors ?? null);
+      return valid;
+    } catch (error) {
+      validate.errors = [refusal(error, maxSteps)];
+      return false;
+    }
+  }) as SchemaValidator;
+  validate.errors = null;
+  return validate;
+}
+
+function compileSchema(schema: JsonSchema, toolName: string, field: 'parameters' | 'output'): ReturnType<AjvInstance['compile']> {
   const ajv = pick(schema);
   let compiled: ReturnType<AjvInstance['compile']>;
   let metered: JsonSchema | undefined;
@@ -85,20 +102,7 @@ export function compileValidator(schema: JsonSchema, toolName: string, field: 'p
     // $ref this schema, or be refused for reusing the id.
     if (metered !== undefined) ajv.removeSchema(metered);
   }
-  const validate = ((value: unknown, jsonLength?: number): boolean => {
-    const maxSteps = budget.baseSteps + budget.stepsPerChar * (jsonLength ?? JSON.stringify(value)?.length ?? 0);
-    try {
-      const valid = meter.run(maxSteps, () => compiled(value));
-      validate.errors = valid ? null : (compiled.errors ?? null);
-      return valid;
-    } catch (error) {
-      validate.errors = [refusal(error, maxSteps)];
-      return false;
-    }
-  }) as SchemaValidator;
-  validate.errors = null;
-  cache.set(schema, validate);
-  return validate;
+  return compiled;
 }
 
 /** The error a model reads when validation itself was stopped. */

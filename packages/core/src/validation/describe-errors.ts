@@ -3,6 +3,8 @@
 import type { ErrorObject } from 'ajv';
 
 const MAX_LISTED = 8;
+/** Errors read to find the distinct ones listed (anyOf branches repeat each other). */
+const MAX_READ = 200;
 
 /** Where in the value: nothing at the root, a JSON pointer below it (`/items/2/id: `). */
 function at(pointer: string): string {
@@ -37,7 +39,10 @@ function describeOne(error: ErrorObject): string {
 export function describeValidationErrors(errors: readonly ErrorObject[] | null | undefined): string {
   if (!errors || errors.length === 0) return 'does not match the schema';
   // anyOf/oneOf branches repeat each other; keep each distinct line once.
-  const lines = [...new Set(errors.map(describeOne))];
+  // Only the first few are read: a megabyte of wrong items makes half a million errors, and
+  // describing each held the event loop for seconds to list eight.
+  const lines = [...new Set(errors.slice(0, MAX_READ).map(describeOne))];
   const listed = lines.slice(0, MAX_LISTED).join('; ');
-  return lines.length > MAX_LISTED ? `${listed}; and ${lines.length - MAX_LISTED} more` : listed;
+  const more = errors.length > MAX_READ ? errors.length - Math.min(lines.length, MAX_LISTED) : lines.length - MAX_LISTED;
+  return more > 0 ? `${listed}; and ${more} more` : listed;
 }
