@@ -76,7 +76,21 @@ describe('a rule hits exactly the tools it names', () => {
 
 describe('a when argument no tool of the rule declares', () => {
   const declared = { type: 'object', properties: { path: { type: 'string' }, options: { type: 'object', properties: { mode: { type: 'string' } } }, files: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' } } } } }, byName: { type: 'object', additionalProperties: { type: 'object', properties: { path: { type: 'string' } } } } } };
-  const tools = [{ name: 'write_file', parameters: declared }, { name: 'free_form', parameters: { type: 'object' } }, { name: 'composed', parameters: { type: 'object', anyOf: [{ properties: { pth: {} } }] } }];
+  const job = { type: 'object', properties: { path: { type: 'string' } } };
+  const maps = {
+    type: 'object',
+    $defs: { job, jobs: { type: 'object', additionalProperties: { $ref: '#/$defs/job' } } },
+    properties: { byPattern: { type: 'object', patternProperties: { '^[a-z]+$': job } }, byRef: { type: 'object', additionalProperties: { $ref: '#/$defs/job' } }, viaRef: { $ref: '#/$defs/jobs' }, list: { type: 'array', items: { $ref: '#/$defs/job' } } },
+  };
+  const tools = [
+    { name: 'write_file', parameters: declared },
+    { name: 'free_form', parameters: { type: 'object' } },
+    { name: 'composed', parameters: { type: 'object', anyOf: [{ properties: { pth: {} } }] } },
+    { name: 'copy_many', parameters: maps },
+    // A map at the root: its keys are arguments too (an environment's PATH).
+    { name: 'env_set', parameters: { type: 'object', properties: { mode: { type: 'string' } }, additionalProperties: { type: 'string' } } },
+  ];
+  const mapMistake = (map: string) => `permissions.rules.0.when.${map}.path: ${map} of copy_many is a map, and a rule reads only its key named "path", never its entries' path: no entry's value is checked (decide for the tool without "when", or give the argument a list of entries, which rules look through)`;
   const mistakes = (tool: string, when: Record<string, string>) => ruleMistakes({ name: 'p', module: './index.js', permissions: { rules: [{ tool, when, decision: 'deny' }] } }, tools);
 
   it.each([
@@ -92,6 +106,13 @@ describe('a when argument no tool of the rule declares', () => {
     ['free_form', { pth: '/etc/**' }, []],
     ['composed', { pth: '/etc/**' }, []],
     ['*', { pth: '/etc/**' }, []],
+    // The same map written with patternProperties, or with its entries behind a $ref, or behind a $ref itself.
+    ['copy_many', { 'byPattern.path': '/etc/**' }, [mapMistake('byPattern')]],
+    ['copy_many', { 'byRef.path': '/etc/**' }, [mapMistake('byRef')]],
+    ['copy_many', { 'viaRef.path': '/etc/**' }, [mapMistake('viaRef')]],
+    ['copy_many', { 'list.path': '/etc/**' }, []],
+    ['copy_many', { 'list.pth': '/etc/**' }, ['permissions.rules.0.when.list.pth names no argument declared by copy_many, so the rule can never apply']],
+    ['env_set', { PATH: '/tmp/**' }, []],
   ])('%s when %j: %j', (tool, when, expected) => {
     expect(mistakes(tool, when)).toEqual(expected);
   });

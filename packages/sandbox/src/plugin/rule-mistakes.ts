@@ -10,28 +10,78 @@ interface ToolShape {
 }
 
 // Where these appear, what a schema accepts is not a plain list of properties: no verdict.
-const COMPOSED = ['allOf', 'anyOf', 'oneOf', '$ref', '$dynamicRef', 'if', 'not', 'patternProperties', 'dependentSchemas', 'unevaluatedProperties'];
+const COMPOSED = ['allOf', 'anyOf', 'oneOf', '$dynamicRef', 'if', 'not', 'dependentSchemas', 'unevaluatedProperties'];
+/** Keywords beside a `$ref` that change nothing a rule's path depends on. */
+const ANNOTATIONS = new Set(['$ref', 'title', 'description', '$comment', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly']);
+const MAX_REF_HOPS = 32;
+
+type Node = Record<string, unknown>;
+
+function isNode(value: unknown): value is Node {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function has(node: Node, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(node, key);
+}
+
+/**
+ * The schema a local `$ref` (`#`, `#/$defs/job`) leads to, followed to its end; `undefined`
+ * when it cannot be told: a remote or broken reference, a cycle, or keywords beside the
+ * reference that would have to be merged with its target.
+ */
+function dereferenced(schema: unknown, root: unknown): unknown {
+  let current = schema;
+  for (let hop = 0; hop < MAX_REF_HOPS; hop += 1) {
+    if (!isNode(current) || !has(current, '$ref')) return current;
+    const ref = current.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith('#')) return undefined;
+    if (Object.keys(current).some((key) => !ANNOTATIONS.has(key))) return undefined;
+    current = atPointer(root, ref.slice(1));
+  }
+  return undefined;
+}
+
+function atPointer(root: unknown, pointer: string): unknown {
+  if (pointer === '') return root;
+  if (!pointer.startsWith('/')) return undefined;
+  let current = root;
+  for (const raw of pointer.slice(1).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isNode(current) || !has(current, key)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
 
 /** A list's element schema (through lists of lists), or the schema itself when it is not a plain list. */
-function elementSchema(schema: unknown): unknown {
-  let current = schema;
+function elementSchema(schema: unknown, root: unknown): unknown {
+  let current = dereferenced(schema, root);
   for (let depth = 0; depth < 64; depth += 1) {
-    if (typeof current !== 'object' || current === null || Array.isArray(current)) return current;
-    const node = current as Record<string, unknown>;
-    const items = node.items;
-    if (Object.prototype.hasOwnProperty.call(node, 'properties') || typeof items !== 'object' || items === null || Array.isArray(items)) return current;
-    if (COMPOSED.some((key) => Object.prototype.hasOwnProperty.call(node, key)) || Object.prototype.hasOwnProperty.call(node, 'prefixItems')) return current;
+    if (!isNode(current)) return current;
+    const items = dereferenced(current.items, root);
+    if (has(current, 'properties') || !isNode(items)) return current;
+    if (COMPOSED.some((key) => has(current as Node, key)) || has(current, 'prefixItems') || has(current, 'patternProperties')) return current;
     current = items;
   }
   return current;
 }
 
+/** The schemas of a map's entries: `additionalProperties` and every `patternProperties` value. */
+function entrySchemas(node: Node, root: unknown): unknown[] {
+  const entries: unknown[] = [];
+  if (isNode(node.additionalProperties)) entries.push(node.additionalProperties);
+  if (isNode(node.patternProperties)) entries.push(...Object.values(node.patternProperties));
+  return entries.map((entry) => elementSchema(entry, root));
+}
+
 /**
  * What the schema says of an argument at this dotted path: surely `undeclared`; reached only
  * through a `map` whose entries declare the next name (`files.path` on `files: {
- * additionalProperties: { properties: { path } } }`: the policy reads only the map's key
- * literally named "path", never an entry's path, so a rule meant for the entries sees none);
- * or undefined when it is declared or the schema cannot tell.
+ * additionalProperties: { properties: { path } } }`, or the same through `patternProperties`
+ * or a `$ref`: the policy reads only the map's key literally named "path", never an entry's
+ * path, so a rule meant for the entries sees none); or undefined when it is declared (a
+ * property, or a key the map accepts) or the schema cannot tell.
  */
 function pathVerdict(schema: unknown, dottedPath: string): { readonly kind: 'undeclared' } | { readonly kind: 'map'; readonly map: string; readonly key: string } | undefined {
   let current = schema;
@@ -39,21 +89,21 @@ function pathVerdict(schema: unknown, dottedPath: string): { readonly kind: 'und
   for (let index = 0; index < segments.length; index += 1) {
     const segment = segments[index] as string;
     // The policy looks through lists (`files.path` reaches every entry's path): so does this.
-    current = elementSchema(current);
-    if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined;
-    const node = current as Record<string, unknown>;
-    if (COMPOSED.some((key) => Object.prototype.hasOwnProperty.call(node, key))) return undefined;
+    current = elementSchema(current, schema);
+    if (!isNode(current)) return undefined;
+    const node = current;
+    if (COMPOSED.some((key) => has(node, key))) return undefined;
     const properties = node.properties;
-    if (typeof properties === 'object' && properties !== null && Object.prototype.hasOwnProperty.call(properties, segment)) {
-      current = (properties as Record<string, unknown>)[segment];
+    if (isNode(properties) && has(properties, segment)) {
+      current = properties[segment];
       continue;
     }
-    const entry = elementSchema(node.additionalProperties);
-    const entryProperties = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).properties : undefined;
-    if (index > 0 && typeof entryProperties === 'object' && entryProperties !== null && Object.prototype.hasOwnProperty.call(entryProperties, segment)) {
-      return { kind: 'map', map: segments.slice(0, index).join('.'), key: segment };
+    for (const entry of entrySchemas(node, schema)) {
+      if (index > 0 && isNode(entry) && isNode(entry.properties) && has(entry.properties, segment)) return { kind: 'map', map: segments.slice(0, index).join('.'), key: segment };
     }
-    return typeof properties === 'object' && properties !== null ? { kind: 'undeclared' } : undefined;
+    // A map takes keys its properties do not list: a rule may name one (an environment's PATH).
+    if (node.additionalProperties === true || isNode(node.additionalProperties) || has(node, 'patternProperties')) return undefined;
+    return isNode(properties) ? { kind: 'undeclared' } : undefined;
   }
   return undefined;
 }
