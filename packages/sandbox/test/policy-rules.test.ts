@@ -117,3 +117,24 @@ describe('a when argument no tool of the rule declares', () => {
     expect(mistakes(tool, when)).toEqual(expected);
   });
 });
+
+describe('a rule less strict than every tool\'s own decision', () => {
+  const tools = [{ name: 'read', parameters: { type: 'object' } }, { name: 'write', parameters: { type: 'object', properties: { path: { type: 'string' } } } }];
+  const mistakes = (permissions: NonNullable<LoadedPlugin['manifest']['permissions']>) => ruleMistakes({ name: 'p', module: './index.js', permissions }, tools);
+
+  it.each([
+    [{ default: 'deny' as const, rules: [{ tool: 'write', when: { path: 'notes/**' }, decision: 'allow' as const }] }, 'permissions.default is "deny"', 'allow'],
+    [{ default: 'deny' as const, rules: [{ tool: '*', decision: 'ask' as const }] }, 'permissions.default is "deny"', 'ask'],
+    [{ default: 'allow' as const, tools: { write: 'ask' as const }, rules: [{ tool: 'write', decision: 'allow' as const }] }, 'permissions.tools.write decides "ask"', 'allow'],
+  ])('can never change a call: refused, naming the decision that overrules it (%#)', (permissions, source, decision) => {
+    expect(mistakes(permissions)).toEqual([`permissions.rules.0 decides "${decision}", but ${source} for every tool it names, and the strictest decision wins: the rule can never change a call (to allow some calls, let the tool's own decision be "allow" and deny or ask for the others with rules)`]);
+  });
+
+  it.each([
+    [{ default: 'allow' as const, rules: [{ tool: 'write', when: { path: '/etc/**' }, decision: 'deny' as const }] }],
+    [{ default: 'deny' as const, tools: { write: 'allow' as const }, rules: [{ tool: '*', decision: 'allow' as const }] }],
+    [{ default: 'ask' as const, rules: [{ tool: 'write', decision: 'ask' as const }] }],
+  ])('a rule that can decide, or only repeats a decision, is not (%#)', (permissions) => {
+    expect(mistakes(permissions)).toEqual([]);
+  });
+});

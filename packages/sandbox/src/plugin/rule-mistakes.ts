@@ -108,6 +108,24 @@ function pathVerdict(schema: unknown, dottedPath: string): { readonly kind: 'und
   return undefined;
 }
 
+const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
+
+/**
+ * Every tool's own decision (its permissions.tools entry, else permissions.default) is a rule
+ * too, and the strictest matching rule wins: a rule less strict than all of them is never the
+ * one that decides. Says which decision overrules it, or undefined when the rule can matter.
+ */
+function deadDecision(manifest: PluginManifest, decision: keyof typeof STRICTNESS, tools: readonly string[]): string | undefined {
+  const permissions = manifest.permissions;
+  const bases = tools.map((name) => {
+    const own = permissions?.tools !== undefined && Object.hasOwn(permissions.tools, name) ? permissions.tools[name] : undefined;
+    return own !== undefined ? { decision: own, source: `permissions.tools.${name} decides "${own}"` } : { decision: permissions?.default ?? 'allow', source: `permissions.default is "${permissions?.default ?? 'allow'}"` };
+  });
+  if (!bases.every((base) => STRICTNESS[base.decision] > STRICTNESS[decision])) return undefined;
+  const sources = [...new Set(bases.map((base) => base.source))];
+  return sources.length <= 3 ? sources.join(', ') : `${sources.slice(0, 3).join(', ')} (and more)`;
+}
+
 export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape[]): string[] {
   if (tools.length === 0) return [];
   const names = tools.map((tool) => tool.name);
@@ -123,6 +141,8 @@ export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape
       for (const tool of hit) scoped.add(tool);
     }
     if (scoped.size === 0) return;
+    const dead = deadDecision(manifest, rule.decision, [...scoped].map((tool) => tool.name));
+    if (dead !== undefined) problems.push(`permissions.rules.${index} decides "${rule.decision}", but ${dead} for every tool it names, and the strictest decision wins: the rule can never change a call (to allow some calls, let the tool's own decision be "allow" and deny or ask for the others with rules)`);
     for (const argument of Object.keys(rule.when ?? {})) {
       const verdicts = [...scoped].map((tool) => ({ tool, verdict: pathVerdict(tool.parameters, argument) }));
       if (verdicts.every(({ verdict }) => verdict?.kind === 'undeclared')) {
