@@ -272,6 +272,31 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs: no backstop
   });
 
+  it('takes the user and password, or the token, written in the URL, and never shows them', async () => {
+    const guarded = await startNats(['--user', 'airlock', '--pass', 's3cret']);
+    cleanups.push(() => guarded.stop());
+    const withPassword = guarded.url.replace('nats://', 'nats://airlock:s3cret@');
+    const served = await startExecutorProcess(withPassword, [PLUGIN]);
+    executors.push(served);
+    expect(served.stderr()).toContain(`on ${guarded.url.replace('nats://', 'nats://airlock:***@')}`);
+    const sandbox = await createRemoteSandbox({ url: withPassword, plugins: [PLUGIN], capabilities: hostCapabilities().capabilities });
+    cleanups.push(() => sandbox.close());
+    expect(codes(await createEngine({ sources: [sandbox], policy: { default: 'allow' } }).run([call('a', 'echo')]))).toEqual(['ok']);
+    // A wrong password: refused, in words that say so and show no secret.
+    const refused = await createRemoteSandbox({ url: guarded.url.replace('nats://', 'nats://airlock:wrong@'), plugins: [PLUGIN] }).then(
+      () => 'connected',
+      (error: Error) => error.message,
+    );
+    expect(refused).toContain('refused the credentials');
+    expect(refused).toContain('nats://airlock:***@');
+    expect(refused).not.toContain('wrong');
+    const tokened = await startNats(['--auth', 't0ken']);
+    cleanups.push(() => tokened.stop());
+    const byToken = await startExecutorProcess(tokened.url.replace('nats://', 'nats://t0ken@'), [PLUGIN]);
+    executors.push(byToken);
+    expect(byToken.stderr()).not.toContain('t0ken');
+  });
+
   it('an executor drained while its NATS server is down still exits 0', async () => {
     const own = await startNats();
     let running = true;

@@ -56,10 +56,11 @@ export interface NatsServer {
   stop(): Promise<void>;
 }
 
-export async function startNats(): Promise<NatsServer> {
+/** `extra`: more nats-server flags (`--user u --pass p`, `--auth token`). */
+export async function startNats(extra: readonly string[] = []): Promise<NatsServer> {
   const port = await freePort();
   const monitor = await freePort();
-  const child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitor)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
   await waitForLine(child, 'stderr', /Server is ready/);
   return {
     url: `nats://127.0.0.1:${port}`,

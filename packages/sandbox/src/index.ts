@@ -4,6 +4,8 @@ export { createSandbox } from './sandbox.js';
 export { createRemoteSandbox } from './remote/remote-sandbox.js';
 export type { RemoteSandboxOptions } from './remote/remote-sandbox.js';
 export { startExecutor } from './remote/executor.js';
+/** A NATS engine URL as it may be printed or logged: any user, password or token in it masked. */
+export { shownEngineUrl } from './remote/connect-engine.js';
 export type { Executor, ExecutorOptions, ExecutorPlugin } from './remote/executor.js';
 export type { PluginReport, Sandbox, SandboxOptions } from './sandbox.js';
 export type { FairShareSettings, QuarantineSettings } from './tenancy-options.js';

@@ -1,6 +1,6 @@
 // airlock executor: serve sandboxed calls from hosts over NATS (`airlock run|serve --executors`).
 // Runs until SIGTERM or SIGINT, then drains: takes no new calls, finishes those in flight, exits 0.
-import { SandboxError, startExecutor, type Executor } from '@airlock/sandbox';
+import { SandboxError, shownEngineUrl, startExecutor, type Executor } from '@airlock/sandbox';
 import { parseArgs } from 'node:util';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { withUsage } from '../support/parse-command-args.js';
@@ -103,7 +103,7 @@ export async function executorCommand(argv: string[]): Promise<number> {
   }
   const tools = executor.plugins.reduce((sum, plugin) => sum + plugin.tools.length, 0);
   // One line a supervisor (or a test) can wait for: the executor takes calls from here on.
-  process.stderr.write(`airlock executor ${executor.id}: serving ${plural(executor.plugins.length, 'plugin')} (${plural(tools, 'tool')}) on ${values.connect}\n`);
+  process.stderr.write(`airlock executor ${executor.id}: serving ${plural(executor.plugins.length, 'plugin')} (${plural(tools, 'tool')}) on ${shownEngineUrl(values.connect)}\n`);
   if (stopRequested) stop();
   await executor.stopped;
   process.off('SIGTERM', stop);

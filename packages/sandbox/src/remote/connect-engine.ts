@@ -34,13 +34,55 @@ export function checkSubjectPrefix(prefix: unknown, path: string): string {
   return prefix;
 }
 
+/** The URL as it may be shown: any user, password or token in it masked. */
+export function shownEngineUrl(url: string): string {
+  return url
+    .split(',')
+    .map((part) => {
+      try {
+        const parsed = new URL(part.trim());
+        if (parsed.username === '' && parsed.password === '') return part.trim();
+        parsed.username = parsed.password === '' ? '***' : parsed.username;
+        if (parsed.password !== '') parsed.password = '***';
+        return parsed.toString().replace(/\/$/, '');
+      } catch {
+        return part.trim();
+      }
+    })
+    .join(',');
+}
+
+/**
+ * Credentials written in the URL, as the NATS client takes them (it reads none from the URL
+ * itself): `nats://user:password@host` a user and password, `nats://token@host` a token. One
+ * set for the whole list: the first server that carries any.
+ */
+function credentialsOf(servers: readonly string[]): { readonly servers: string[]; readonly auth: { user: string; pass: string } | { token: string } | Record<string, never> } {
+  let auth: { user: string; pass: string } | { token: string } | Record<string, never> = {};
+  const bare = servers.map((server) => {
+    const parsed = new URL(server);
+    if (parsed.username === '' && parsed.password === '') return server;
+    const user = decodeURIComponent(parsed.username);
+    const pass = decodeURIComponent(parsed.password);
+    if (Object.keys(auth).length === 0) auth = parsed.password === '' ? { token: user } : { user, pass };
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  });
+  return { servers: bare, auth };
+}
+
 export async function connectEngine(url: string, path: string, name: string): Promise<NatsConnection> {
-  const servers = engineServers(url, path);
+  const { servers, auth } = credentialsOf(engineServers(url, path));
   try {
     // Reconnects forever once connected: a NATS restart must not end a long-lived executor or host.
-    return await connect({ servers, name, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    return await connect({ servers, name, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: 250, ...auth });
   } catch (error) {
     const why = (error as { code?: string }).code ?? (error as Error).message;
-    throw new SandboxError('ENGINE_UNREACHABLE', `cannot reach the NATS server at ${url} (${why}); start one with "nats-server -a 127.0.0.1 -p 4222" (see README, "Remote executors")`);
+    const shown = shownEngineUrl(url);
+    if (/AUTHORIZATION_VIOLATION|AUTHENTICATION/i.test(why)) {
+      throw new SandboxError('ENGINE_UNREACHABLE', `the NATS server at ${shown} refused the credentials (${why}): give a user and password in the URL (nats://user:password@host:4222) or a token (nats://token@host:4222)`);
+    }
+    throw new SandboxError('ENGINE_UNREACHABLE', `cannot reach the NATS server at ${shown} (${why}); start one with "nats-server -a 127.0.0.1 -p 4222" (see README, "Remote executors")`);
   }
 }

@@ -11,6 +11,7 @@ import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome,
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
 import { PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
+import { shownEngineUrl } from './connect-engine.js';
 
 export interface RemoteHostOptions {
   readonly connection: NatsConnection;
@@ -201,7 +202,7 @@ export class RemoteHost implements SandboxHost {
             unanswered = true;
             continue; // whoever accepts too late lets its reservation lapse: it never runs
           }
-          return call.settle(fail('ABORTED_BEFORE_DISPATCH', `could not offer the call to the executors on ${this.#options.url} (${code ?? (error as Error).message}); it was not run`));
+          return call.settle(fail('ABORTED_BEFORE_DISPATCH', `could not offer the call to the executors on ${shownEngineUrl(this.#options.url)} (${code ?? (error as Error).message}); it was not run`));
         }
         if (call.settled) return; // cancelled meanwhile: no "go", so an accepting executor's reservation lapses
         unanswered = false;
@@ -407,7 +408,7 @@ export class RemoteHost implements SandboxHost {
   }
 
   #noExecutorMessage(plugin: string): string {
-    return `no executor serves the ${plugin} plugin (this manifest and module) on ${this.#options.url}; start one with "airlock executor --connect ${this.#options.url} --plugins <dir>" holding the same plugin folder; the call was not run`;
+    return `no executor serves the ${plugin} plugin (this manifest and module) on ${shownEngineUrl(this.#options.url)}; start one with "airlock executor --connect ${shownEngineUrl(this.#options.url)} --plugins <dir>" holding the same plugin folder; the call was not run`;
   }
 }
 
