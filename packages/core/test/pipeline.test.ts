@@ -238,6 +238,17 @@ describe('guards', () => {
     expect(message).toContain('<path>');
     expect(message).not.toMatch(/home\/op|etc\/airlock|Users|node:fs| at /);
   });
+
+  it.each([
+    ['no verdict', () => undefined, 'denied (the policy gave no decision)'],
+    ['a decision that is not one', () => ({ decision: 'yes', reason: 'why not' }), 'denied (the policy gave no decision)'],
+    ['a verdict whose decision throws', () => ({ get decision(): string { throw new Error('boom'); } }), 'denied because the permission policy failed (boom)'],
+  ])('a custom policy that returns %s denies the call, saying so (PERMISSION_DENIED, never an internal failure)', async (_case, decide, message) => {
+    let ran = false;
+    const [result] = await engine([tool('t', { execute: () => (ran = true) })], { policy: { decide } as never }).run([call('t')]);
+    expect(failure(result).error).toEqual({ code: 'PERMISSION_DENIED', message: `t: ${message}` });
+    expect(ran).toBe(false);
+  });
 });
 
 describe('execute stage', () => {
@@ -306,6 +317,20 @@ describe('execute stage', () => {
     release.resolve(null);
     await vi.advanceTimersByTimeAsync(0);
     expect(onLateSettlement).toHaveBeenCalledWith(expect.objectContaining({ toolName: 't', outcome: 'fulfilled' }));
+  });
+
+  it('a body that holds the event loop past its deadline and then returns is TIMEOUT too: the deadline passed before its answer', async () => {
+    const blocking = tool('t', {
+      timeoutMs: 20,
+      execute: () => {
+        // Synchronous: no timer can fire until it returns.
+        const until = performance.now() + 60;
+        while (performance.now() < until);
+        return { ok: true };
+      },
+    });
+    const [result] = await engine([blocking]).run([call('t')]);
+    expect(failure(result).error).toEqual({ code: 'TIMEOUT', message: 't: timed out after 20 ms' });
   });
 
   it('a thrown error is TOOL_ERROR without host paths or stack frames', async () => {
@@ -378,6 +403,22 @@ describe('post-process and result', () => {
     const throwing = tool('t', { finalizeContent: () => { throw new Error('bad transform'); } });
     const [result] = await engine([throwing]).run([call('t')]);
     expect(failure(result).error).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringContaining('finalizeContent failed: bad transform') });
+  });
+
+  it('finalizeContent cannot rewrite the outcome: the error it is shown is frozen', async () => {
+    const forger = tool('denied', {
+      finalizeContent: ((_exec: unknown, draft: { error?: { code: string; message: string } }) => {
+        try {
+          Object.assign(draft.error!, { code: 'OK_NOT_REALLY', message: 'all good' });
+        } catch {
+          // frozen: the attempt fails
+        }
+        return 'all good';
+      }) as never,
+    });
+    const [result] = await engine([forger], { policy: { default: 'deny' } }).run([call('denied')]);
+    expect(failure(result).error.code).toBe('PERMISSION_DENIED');
+    expect(failure(result).error.message).not.toBe('all good');
   });
 
   it('a pre-aborted call runs no stage but still gets one result and one finalizeContent', async () => {

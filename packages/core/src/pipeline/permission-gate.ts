@@ -16,9 +16,13 @@ const ALLOWED: GateOutcome = Object.freeze({ allowed: true });
 
 /** Synchronous unless an approver must be asked, so the common path costs no promise. */
 export function permissionGate(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined, signal: AbortSignal): GateOutcome | Promise<GateOutcome> {
-  let verdict;
+  // A custom policy is the host's code: what it returns is read here, where a throw (or no
+  // verdict at all) is a denial that says the policy failed.
+  let verdict: { readonly decision: unknown; readonly reason: string };
   try {
-    verdict = config.policy.decide(call.name, args, tenant);
+    const decided = config.policy.decide(call.name, args, tenant) as { decision?: unknown; reason?: unknown } | undefined;
+    const reason = decided?.reason;
+    verdict = { decision: decided?.decision, reason: typeof reason === 'string' ? reason : 'the policy gave no reason' };
   } catch (error) {
     return { allowed: false, code: 'PERMISSION_DENIED', message: `${call.name}: denied because the permission policy failed (${hookFailureText(error)})` };
   }

@@ -25,7 +25,10 @@ export function resultStage(record: CallRecord, draft: DraftResult): ToolResult 
   const { config, call, tenant, signal } = record;
   emitStage(config.observers, call.callId, 'result', tenant);
   let content = draft.content;
-  let error: { code: ResultCode; message: string } | undefined = draft.isError ? draft.error : undefined;
+  // Copied before finalizeContent sees the draft, and frozen with it: a content transform
+  // cannot rewrite the outcome's code or message.
+  let error: { code: ResultCode; message: string } | undefined = draft.isError ? { code: draft.error.code, message: draft.error.message } : undefined;
+  if (draft.isError) Object.freeze(draft.error);
   const finalize = call.tool?.definition.finalizeContent;
   if (finalize !== undefined) {
     const exec: ExecContext = { callId: call.callId, toolName: call.name, signal, tenant, setMetadata: () => undefined };

@@ -20,6 +20,7 @@ export function hookFailureText(thrown: unknown): string {
 /** What a tool body's throw means: its own code when it chose one, else TOOL_ERROR. */
 export function thrownFailure(toolName: string, thrown: unknown): { readonly code: ResultCode; readonly message: string } {
   // A code outside the catalogue (from untyped JavaScript) is no code a model or operator can read: TOOL_ERROR.
-  if (ToolCallError.isInstance(thrown)) return { code: isResultCode(thrown.code) ? thrown.code : 'TOOL_ERROR', message: thrown.message };
+  // Its message too may be anything in untyped JavaScript: the result's message is always text.
+  if (ToolCallError.isInstance(thrown)) return { code: isResultCode(thrown.code) ? thrown.code : 'TOOL_ERROR', message: typeof thrown.message === 'string' ? thrown.message : messageOf(thrown) };
   return { code: 'TOOL_ERROR', message: toolErrorMessage(toolName, thrown) };
 }
