@@ -8,7 +8,7 @@ import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipel
 import { DEFAULT_LIMITS, type PipelineLimits } from './pipeline/pipeline-limits.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
-import { mcpToolsWithOutput } from './providers/mcp.js';
+import { mcpCallToolResult, mcpToolsWithOutput } from './providers/mcp.js';
 import { PROVIDERS, type ProviderTool, type ProviderToolMessage } from './providers/providers.js';
 import { ToolRegistry } from './registry/tool-registry.js';
 import type { ToolResult } from './result/tool-result.js';
@@ -168,7 +168,9 @@ export function createEngine(options: EngineOptions): Engine {
     async runMessage<P extends ProviderId>(provider: P, message: unknown, turn?: TurnOptions) {
       const format = formatOf(provider);
       const results = await run(format.parseCalls(message), turn);
-      return { results, messages: format.toolMessages(results) as ProviderToolMessage<P>[] };
+      // MCP's reply carries structuredContent for a tool whose tools/list entry (above) declares an outputSchema.
+      const messages = provider === 'mcp' ? results.map((result) => mcpCallToolResult(result, registry.get(result.name)?.definition.output)) : format.toolMessages(results);
+      return { results, messages: messages as ProviderToolMessage<P>[] };
     },
     presentCall: (name, args) => presentCall(registry.get(name), name, args),
     presentResult: (args, result) => presentResult(registry.get(result.name), args, result),

@@ -62,6 +62,14 @@ describe('projection carries exactly the model-facing fields', () => {
     expect(JSON.stringify(entry)).not.toContain('4242');
   });
 
+  it('a tools/call reply through runMessage carries the structuredContent that outputSchema promises', async () => {
+    const weather = defineTool({ name: 'weather', description: 'w', parameters: { type: 'object' }, output: { type: 'object', properties: { tempC: { type: 'number' } }, required: ['tempC'] }, execute: () => ({ tempC: 21 }) });
+    const engine = createEngine({ policy: { default: 'allow' }, tools: [weather] });
+    expect(engine.tools('mcp')[0]).toHaveProperty('outputSchema');
+    const { messages } = await engine.runMessage('mcp', { name: 'weather', arguments: {} });
+    expect(messages).toEqual([{ content: [{ type: 'text', text: '{"tempC":21}' }], isError: false, structuredContent: { tempC: 21 } }]);
+  });
+
   it('deferLoading reaches Anthropic only when set', () => {
     const plain = defineTool({ name: 'plain', description: 'd', parameters: { type: 'object' }, execute: () => null });
     const [tool] = PROVIDERS.anthropic.tools([schemaOf(plain)]);
