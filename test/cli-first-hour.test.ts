@@ -89,6 +89,22 @@ describe('Ctrl-C', () => {
   });
 });
 
+describe('a reader that stops reading', () => {
+  it('`| head`: the binary ends quietly as on SIGPIPE (141), with no stack trace', async () => {
+    // Thousands of unknown-tool calls: more output than a pipe holds, so writing goes on after the reader left.
+    const transcript = JSON.stringify({ role: 'assistant', tool_calls: Array.from({ length: 4000 }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name: 'nope', arguments: '{}' } })) });
+    const child = spawn(process.execPath, [BIN, 'run', '-', '--plugins', 'examples/plugins/workspace', '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Read the first chunk, then go away, as head -c does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    child.stdin.end(transcript);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+    expect(code).toBe(141);
+  });
+});
+
 describe('did you mean', () => {
   it.each([
     [['run', '--plugns', PLUGINS], "Unknown option '--plugns'; did you mean --plugins?"],

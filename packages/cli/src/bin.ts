@@ -6,6 +6,14 @@ import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 if (process.execArgv.includes('--no-node-snapshot')) {
+  // A reader that stopped reading (`| head`): end as a Unix tool does on SIGPIPE, quietly,
+  // instead of an unhandled 'error' event and its stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(128 + constants.signals.SIGPIPE);
+      throw error;
+    });
+  }
   const { main } = await import('./main.js');
   process.exitCode = await main(process.argv.slice(2));
 } else {
