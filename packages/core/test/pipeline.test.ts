@@ -71,6 +71,14 @@ describe('parse stage', () => {
     expect(failure(result).error.message).toContain('Available tools: t');
   });
 
+  it('an unknown tool\'s answer names only the tools this tenant may call at all', async () => {
+    const e = engine([tool('search'), tool('admin_drop_database')], { policy: { default: 'allow', rules: [{ tool: 'admin_*', decision: 'deny', tenants: ['acme'] }] } });
+    const [acme] = await e.run([call('serch')], { tenant: 'acme' });
+    expect(failure(acme).error.message).toBe('no tool named "serch". Available tools: search.');
+    const [other] = await e.run([call('serch')], { tenant: 'ops' });
+    expect(failure(other).error.message).toBe('no tool named "serch". Available tools: search, admin_drop_database.');
+  });
+
   it('oversized and over-deep arguments are INVALID_ARGS before parsing goes deep', async () => {
     const e = engine([tool('t', { parameters: { type: 'object' } })], { limits: { maxArgumentBytes: 100, maxArgumentDepth: 5 } });
     const [big, deep, deepObject] = await e.run([

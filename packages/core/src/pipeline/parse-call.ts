@@ -9,15 +9,18 @@ import { parseZodArguments } from '../validation/zod-arguments.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineLimits } from './pipeline-limits.js';
 
-/** `standIn` names a call that has no id of its own (never one another call of the turn uses). */
-export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string): ParsedCall {
+/**
+ * `standIn` names a call that has no id of its own (never one another call of the turn uses);
+ * `listable` says which tools an unknown-tool answer may name (none the tenant is denied outright).
+ */
+export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true): ParsedCall {
   const id = request.id;
   const name = String(request.name);
   // A call without an id cannot be matched to its result: answered under its position, never run.
   if (id === undefined || id === null || id === '') return failed(index, standIn(index), name, registry.get(name), 'INVALID_ARGS', `${name}: the call has no id (tool call ids are non-empty strings)`);
   const callId = String(id);
   const tool = registry.get(name);
-  if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, name));
+  if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, name, listable));
   const parsed = parseJsonArguments(request.arguments, limits);
   if (!parsed.ok) return failed(index, callId, name, tool, 'INVALID_ARGS', `${name}: ${parsed.message}`);
   const value = parsed.value;
@@ -35,8 +38,9 @@ function failed(index: number, callId: string, name: string, tool: RegisteredToo
   return { index, callId, name, tool, args: undefined, failure: { code, message } };
 }
 
-function unknownToolMessage(registry: ToolRegistry, name: string): string {
-  const known = registry.names();
+function unknownToolMessage(registry: ToolRegistry, name: string, listable: (name: string) => boolean): string {
+  // Only tools this tenant may call at all: the list must not tell a model of an admin tool the policy denies it.
+  const known = registry.names().filter(listable);
   const hint = known.length > 0 ? ` Available tools: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}.` : '';
   return `no tool named "${name}".${hint}`;
 }

@@ -11,7 +11,7 @@ import type { PipelineConfig } from './pipeline-config.js';
 export function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined): ParsedCall[] {
   const standIn = standInIds(requests);
   // Array.from visits a sparse list's holes too (map skips them): each is a call answered like any other.
-  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index, standIn)));
+  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index, standIn, tenant)));
   if (config.observers.onStage !== undefined) for (const call of parsed) emitStage(config.observers, call.callId, 'parse', tenant);
   return parsed;
 }
@@ -44,10 +44,19 @@ function standInIds(requests: readonly ToolCallRequest[]): (index: number) => st
   };
 }
 
-/** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
-function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string): ParsedCall {
+/** A custom policy's deniesOutright is the host's code: one that throws hides nothing it was asked about. */
+function deniedOutright(config: PipelineConfig, name: string, tenant: string | undefined): boolean {
   try {
-    return parseCall(config.registry, request, index, config.limits, standIn);
+    return config.policy.deniesOutright?.(name, tenant) === true;
+  } catch {
+    return true;
+  }
+}
+
+/** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
+function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string, tenant: string | undefined): ParsedCall {
+  try {
+    return parseCall(config.registry, request, index, config.limits, standIn, (name) => !deniedOutright(config, name, tenant));
   } catch {
     let callId: string | undefined;
     try {
