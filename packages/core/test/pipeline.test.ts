@@ -341,6 +341,18 @@ describe('execute stage', () => {
     expect(failure(result).error).toEqual({ code: 'TIMEOUT', message: 't: timed out after 20 ms' });
   });
 
+  it.each([
+    ["open '/Users/Jane Doe/Library/Application Support/acme/credentials.json'", 'Jane|Doe|Library|Application|Support|acme|credentials'],
+    ['read /home/jürgen/projekte/kunde-geheim/config.yaml failed', 'jürgen|projekte|kunde|geheim|config'],
+    ['C:\\Users\\Jane Doe\\AppData\\Roaming\\acme\\token.txt not found', 'Jane|Doe|AppData|Roaming|acme|token'],
+    ['~/secrets/vault.key is unreadable', '~|secrets|vault'],
+  ])('no part of a host path with spaces, letters beyond ASCII or a ~ survives: %s', async (thrown, leaks) => {
+    const t = tool('t', { execute: () => { throw new Error(thrown); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toContain('<path>');
+    expect(failure(result).error.message).not.toMatch(new RegExp(leaks));
+  });
+
   it('a thrown error is TOOL_ERROR without host paths or stack frames', async () => {
     const t = tool('t', { execute: () => { throw new Error(`ENOENT: open '/home/app/secrets/key.pem'\n    at Object.openSync (node:fs:573:3)`); } });
     const [result] = await engine([t]).run([call('t')]);

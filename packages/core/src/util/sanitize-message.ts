@@ -2,8 +2,11 @@
 const MAX_MESSAGE_CHARS = 2000;
 const STACK_FRAME = /^\s*at .*$/gm;
 const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
-const POSIX_PATH = /(?<![\w.])\/(?:[\w.@+-]+\/)+[\w.@+-]*/g;
-const WINDOWS_PATH = /\b[A-Za-z]:\\(?:[^\\\s'"`]+\\)*[^\\\s'"`]*/g;
+// Directory names may hold spaces and any letters ("/Users/Jane Doe/Library/Application
+// Support/acme/x.json", "/home/jürgen/..."): a space inside a segment still followed by a
+// slash is part of the path; the last segment ends at the first space. A leading "~" goes too.
+const POSIX_PATH = /~?(?<![\p{L}\p{N}_.])\/(?:[\p{L}\p{N}_.@+~-]+(?: [\p{L}\p{N}_.@+~-]+)*\/)+[\p{L}\p{N}_.@+~-]*/gu;
+const WINDOWS_PATH = /\b[A-Za-z]:\\(?:[^\\\s'"`]+(?: [^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
 
 export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, ifEmpty = 'the tool failed without a message'): string {
   const cleaned = message
