@@ -28,4 +28,18 @@ describe('progress lines', () => {
     vi.advanceTimersByTime(250);
     expect(written.join('')).toContain('call_b');
   });
+
+  it('a line of wide characters fits the terminal\'s columns, so the redraw erases all of it', () => {
+    vi.useFakeTimers();
+    const written: string[] = [];
+    const stream = { columns: 40, write: (text: string) => (written.push(text), true) } as unknown as NodeJS.WriteStream;
+    const progress = createProgress(stream, (_style, text) => text, () => 0);
+    progress.started('呼'.repeat(60), 'spin');
+    vi.advanceTimersByTime(150);
+    const line = written.join('').split('\n')[0]!;
+    const columns = Array.from(line).reduce((sum, character) => sum + (/\p{Script=Han}/u.test(character) ? 2 : 1), 0);
+    expect(line).toContain('呼');
+    expect(columns).toBeLessThanOrEqual(39);
+    progress.stop();
+  });
 });

@@ -1,7 +1,7 @@
 // While calls run at a terminal: one line per running call with its elapsed time, on
 // stderr, redrawn in place and erased before anything else is written. Never used when
 // stderr is not a terminal, so piped output and logs stay clean.
-import { visible } from './terminal-text.js';
+import { fitColumns } from './terminal-text.js';
 import type { Style } from './style.js';
 
 export interface Progress {
@@ -24,10 +24,9 @@ const REDRAW_MS = 100;
 const MAX_LINES = 8;
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
-/** Escaped like every other line the CLI prints, and cut to fit. */
-function printable(text: string, max: number): string {
-  const shown = visible(text);
-  return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
+/** Escaped like every other line the CLI prints, and cut to fit the columns it may take. */
+function printable(text: string, columns: number): string {
+  return fitColumns(text, columns);
 }
 
 function elapsed(ms: number): string {

@@ -15,3 +15,25 @@ export function jsonText(value: unknown, indent = 2): string {
   return JSON.stringify(value, null, indent).replace(RAW_IN_JSON, (character) =>
     Array.from({ length: character.length }, (_, index) => `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`).join(''));
 }
+
+// Characters a terminal draws two columns wide: East Asian wide and fullwidth forms, and emoji.
+const WIDE = /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1F64F}\u{1F900}-\u{1F9FF}\u{20000}-\u{3FFFD}]/u;
+
+/**
+ * Visible text cut to at most `columns` terminal columns (an ellipsis marks the cut). Counted
+ * in columns, not UTF-16 units: a line of wide characters counted short wraps, and a redraw
+ * that moves up by its line count leaves the wrapped part on the screen.
+ */
+export function fitColumns(text: string, columns: number): string {
+  const shown = escapeControls(text);
+  let used = 0;
+  let end = 0;
+  const characters = Array.from(shown);
+  for (const [index, character] of characters.entries()) {
+    const width = WIDE.test(character) ? 2 : 1;
+    if (used + width > columns - (index < characters.length - 1 ? 1 : 0)) return `${characters.slice(0, end).join('')}…`;
+    used += width;
+    end = index + 1;
+  }
+  return shown;
+}
