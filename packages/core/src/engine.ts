@@ -111,8 +111,10 @@ export function createEngine(options: EngineOptions): Engine {
   const maxParallel = options.maxParallel ?? 10;
   positive('options.maxParallel', maxParallel, true);
   const limits: PipelineLimits = { ...DEFAULT_LIMITS, ...options.limits };
-  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], key !== 'approvalTimeoutMs');
-  if (limits.approvalTimeoutMs > MAX_TIMER_MS) throw new AirlockError('INVALID_OPTION', `options.limits.approvalTimeoutMs must be at most ${MAX_TIMER_MS} (about 24.8 days: a longer timer fires at once)`, { path: 'options.limits.approvalTimeoutMs' });
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], key !== 'approvalTimeoutMs' && key !== 'guardTimeoutMs');
+  for (const key of ['approvalTimeoutMs', 'guardTimeoutMs'] as const) {
+    if (limits[key] > MAX_TIMER_MS) throw new AirlockError('INVALID_OPTION', `options.limits.${key} must be at most ${MAX_TIMER_MS} (about 24.8 days: a longer timer fires at once)`, { path: `options.limits.${key}` });
+  }
   if (options.approver !== undefined && typeof options.approver !== 'function') throw new AirlockError('INVALID_OPTION', 'options.approver must be a function', { path: 'options.approver' });
 
   const sources = options.sources ?? [];

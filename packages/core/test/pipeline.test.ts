@@ -220,6 +220,17 @@ describe('guards', () => {
     expect(body).not.toHaveBeenCalled();
   });
 
+  it('a guard that never settles denies the call at limits.guardTimeoutMs: the call still gets its one result', async () => {
+    vi.useFakeTimers();
+    const body = vi.fn(() => null);
+    const turn = engine([tool('t', { execute: body })], { guards: [() => new Promise(() => undefined)], limits: { guardTimeoutMs: 250 } }).run([call('t')]);
+    await vi.advanceTimersByTimeAsync(250);
+    const [result] = await turn;
+    vi.useRealTimers();
+    expect(failure(result).error).toEqual({ code: 'PERMISSION_DENIED', message: 't: denied because guard 0 did not answer within 250 ms' });
+    expect(body).not.toHaveBeenCalled();
+  });
+
   it('a preSchedule hook that never settles does not hold a cancelled turn: every call ABORTED_BEFORE_DISPATCH', async () => {
     const controller = new AbortController();
     let entered!: () => void;

@@ -8,6 +8,8 @@ export interface PipelineLimits {
   readonly maxOutputBytes: number;
   /** How long an approver may take, in milliseconds. Default 5 minutes. */
   readonly approvalTimeoutMs: number;
+  /** How long a guard that answers with a promise may take, in milliseconds; one that takes longer denies. Default 30 s. */
+  readonly guardTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: PipelineLimits = Object.freeze({
@@ -15,4 +17,5 @@ export const DEFAULT_LIMITS: PipelineLimits = Object.freeze({
   maxArgumentDepth: 64,
   maxOutputBytes: 1024 * 1024,
   approvalTimeoutMs: 5 * 60 * 1000,
+  guardTimeoutMs: 30 * 1000,
 });

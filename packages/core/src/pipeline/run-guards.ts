@@ -10,15 +10,32 @@ import type { PipelineConfig } from './pipeline-config.js';
 export async function runGuards(config: PipelineConfig, call: ParsedCall, args: JsonObject, tenant: string | undefined, signal: AbortSignal): Promise<string | undefined> {
   for (const [index, guard] of config.guards.entries()) {
     try {
-      const verdict: unknown = await untilAborted(Promise.resolve().then(() => guard({ callId: call.callId, toolName: call.name, args, tenant })), signal);
+      const answer: unknown = guard({ callId: call.callId, toolName: call.name, args, tenant });
+      // A guard is host code, but one that never answers must not leave its call without a result.
+      const verdict: unknown = isThenable(answer) ? await untilAborted(withinMs(Promise.resolve(answer), config.limits.guardTimeoutMs), signal) : answer;
       if (verdict === ABORTED) return undefined;
       if (typeof verdict === 'object' && verdict !== null && 'deny' in verdict) {
         const reason = (verdict as { deny: unknown }).deny;
         return `${call.name}: denied by a guard (${typeof reason === 'string' && reason !== '' ? reason : `guard ${index}`})`;
       }
     } catch (error) {
+      if (error instanceof GuardTimeout) return `${call.name}: denied because guard ${index} did not answer within ${config.limits.guardTimeoutMs} ms`;
       return `${call.name}: denied because guard ${index} failed (${hookFailureText(error)})`;
     }
   }
   return undefined;
+}
+
+class GuardTimeout extends Error {}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new GuardTimeout()), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
