@@ -68,6 +68,14 @@ describe('detectToolCallMessage: refusals say what is accepted', () => {
     expect(refusal([call('r1'), { type: 'function_call_output', call_id: 'r1', output: 'x' }])).toContain('no "function_call" items');
   });
 
+  it.each([
+    ['OpenAI', [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'write', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'a', content: 'done' }]],
+    ['Anthropic', [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'write', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 'done' }] }]],
+    ['Gemini', [{ role: 'model', parts: [{ functionCall: { name: 'write', args: {} } }] }, { role: 'user', parts: [{ functionResponse: { name: 'write', response: {} } }] }]],
+  ])('a saved %s conversation whose last assistant turn is already answered has nothing to run (running it would repeat it)', (_provider, conversation) => {
+    expect(refusal(conversation)).toContain('is already answered (tool replies follow it): nothing is left to run');
+  });
+
   it('a raw response with no choice or candidate content names the missing field', () => {
     expect(refusal({ choices: [] })).toContain('choices[0].message is missing');
     expect(refusal({ candidates: [{ finishReason: 'SAFETY' }] })).toContain('candidates[0].content is missing');

@@ -41,6 +41,14 @@ function isAssistant(message: unknown): boolean {
   return isRecord(message) && (message.role === 'assistant' || message.role === 'model');
 }
 
+/** A reply to tool calls: OpenAI's role "tool", Anthropic's "tool_result" blocks, Gemini's "functionResponse" parts. */
+function isToolReply(message: unknown): boolean {
+  if (!isRecord(message)) return false;
+  if (message.role === 'tool') return true;
+  if (Array.isArray(message.content) && message.content.some((block) => isRecord(block) && block.type === 'tool_result')) return true;
+  return Array.isArray(message.parts) && message.parts.some((part) => isRecord(part) && isRecord(part.functionResponse));
+}
+
 /** A Responses conversation is flat: the last turn is what follows the last user message or tool output. */
 function lastResponsesTurn(items: readonly unknown[], where: string): DetectedMessage {
   let start = 0;
@@ -59,8 +67,11 @@ function fromList(list: readonly unknown[], where: string): DetectedMessage {
     if (list.some((item) => !isFunctionCallItem(item) && detectOne(item) !== undefined)) throw notToolCalls(`${where} mixes Responses "function_call" items with messages holding tool calls: which calls to run is not clear`);
     return lastResponsesTurn(list, where);
   }
-  const lastAssistant = list.findLast(isAssistant);
+  const lastIndex = list.findLastIndex(isAssistant);
+  const lastAssistant: unknown = list[lastIndex];
   if (lastAssistant === undefined) throw notToolCalls(`${where} has no assistant message (role "assistant" or "model")`, true);
+  // A saved conversation whose last turn was already answered: running it would do it all again.
+  if (list.slice(lastIndex + 1).some(isToolReply)) throw notToolCalls(`the last assistant message in ${where} is already answered (tool replies follow it): nothing is left to run`);
   const provider = detectOne(lastAssistant);
   if (provider === undefined) throw notToolCalls('the last assistant message has no tool calls');
   return { provider, message: lastAssistant };
