@@ -12,6 +12,7 @@ import { BLAME_FILE_ENV, CEILING_ENV, THREADS_ENV, type FromChild, type ToChild,
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 import type { InFlightPair } from './crash-quarantine.js';
+import { KilledTasks } from './killed-tasks.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
 /** The child's resident-memory ceiling when the options name none, in MiB. */
@@ -67,16 +68,11 @@ interface Child {
   readonly outbox: MessageOutbox<ToChild>;
   /** Armed while no task is in flight, when the options ask idle children to exit. */
   idleTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Pairs whose killed isolates here may still be running (answered `stillRunning`, not yet settled), by pair key. */
-  readonly killedRunning: Map<string, { readonly pair: NonNullable<InFlightPair>; count: number; readonly since: number }>;
+  /** Kills here whose isolates may still be running (answered `stillRunning`, not yet settled). */
+  readonly killed: KilledTasks;
 }
 
-/**
- * How long a killed isolate counts as still running without word from the child: past
- * ZOMBIE_MS (isolate-runner.ts) the child reports it as a zombie and is retired, so an
- * older entry only means its "settled" was lost.
- */
-const KILLED_RUNNING_MS = 5000;
+
 
 export class ChildProcessHost implements SandboxHost {
   readonly #options: ChildProcessOptions;
@@ -177,7 +173,7 @@ export class ChildProcessHost implements SandboxHost {
       plugins: new Set(),
       outbox: new MessageOutbox<ToChild>((message) => write(proc, message), () => proc.connected),
       idleTimer: undefined,
-      killedRunning: new Map(),
+      killed: new KilledTasks(),
     };
     this.#children.add(child);
     this.#current = child;
@@ -198,7 +194,7 @@ export class ChildProcessHost implements SandboxHost {
         // builtin that ignores termination can end in a V8 fatal error that takes the process
         // (and whoever is in flight) down, without a word. Otherwise every pair in flight is
         // blamed (quarantine decides what that is worth).
-        const killers = stillRunning(child);
+        const killers = child.killed.stillRunning();
         if (culprit !== undefined) this.#options.onCrash?.([culprit]);
         else if (child.tasks.size > 0) this.#options.onCrash?.(killers.length > 0 ? killers : child.tasks.contexts().map((inFlight) => inFlight.owner));
       }
@@ -223,7 +219,7 @@ export class ChildProcessHost implements SandboxHost {
       return;
     }
     if (message.type === 'retire') return this.#retire(child);
-    if (message.type === 'killed-settled') return void settleKilled(child, { tenant: message.tenant, plugin: message.plugin });
+    if (message.type === 'killed-settled') return child.killed.settled({ tenant: message.tenant, plugin: message.plugin });
     if (message.type === 'zombie') {
       // Certain blame: its call was answered, its isolate killed, and it still runs. If the
       // process aborts when it ends, the calls in flight then are its victims, not suspects.
@@ -233,7 +229,7 @@ export class ChildProcessHost implements SandboxHost {
     }
     if (message.type !== 'result') return;
     const owner = child.tasks.context(message.id)?.owner;
-    if (message.outcome.stillRunning === true && owner !== undefined) recordKilled(child, owner);
+    if (message.outcome.stillRunning === true && owner !== undefined) child.killed.answered(owner);
     // A worker died under this call: its process may be about to abort (a V8 fatal
     // error), so it takes no new calls. Later calls go to a fresh child.
     if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') {
@@ -345,29 +341,4 @@ function residentMb(pid: number | undefined): number | undefined {
   }
 }
 
-type Pair = NonNullable<InFlightPair>;
 
-function pairKey(pair: Pair): string {
-  return `${pair.tenant}\u0000${pair.plugin}`;
-}
-
-function recordKilled(child: Child, pair: Pair): void {
-  const key = pairKey(pair);
-  const entry = child.killedRunning.get(key);
-  if (entry === undefined) child.killedRunning.set(key, { pair, count: 1, since: performance.now() });
-  else entry.count += 1;
-}
-
-function settleKilled(child: Child, pair: Pair): void {
-  const key = pairKey(pair);
-  const entry = child.killedRunning.get(key);
-  if (entry === undefined) return;
-  entry.count -= 1;
-  if (entry.count <= 0) child.killedRunning.delete(key);
-}
-
-/** The pairs whose killed isolates in this child had not stopped running, lately. */
-function stillRunning(child: Child): InFlightPair[] {
-  const now = performance.now();
-  return [...child.killedRunning.values()].filter((entry) => now - entry.since < KILLED_RUNNING_MS).map((entry) => entry.pair);
-}
