@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AirlockError, ToolRegistry, createEngine, defineTool, type AnyTool } from '../src/index.js';
+import { AirlockError, ToolRegistry, createEngine, defineTool, type AnyTool, type ExecContext, type JsonObject } from '../src/index.js';
 
 const valid = { name: 'echo', description: 'Echo text.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, execute: () => null };
 
@@ -116,6 +116,29 @@ describe('defineTool with zod', () => {
     expect(notJson).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR' } });
     expect((notJson as { error: { message: string } }).error.message).toContain('not JSON');
     expect(ran).toEqual([]);
+  });
+
+  it('a zod tool spread into a new definition keeps its zod parse: refinements and defaults still apply', async () => {
+    const ran: unknown[] = [];
+    const fetchTool = defineTool({
+      name: 'fetch_api',
+      description: 'Fetch from the API.',
+      parameters: z.object({ url: z.string().refine((url) => url.startsWith('https://api.example.com/'), 'only api.example.com'), mode: z.string().default('read') }),
+      execute: (args) => ran.push(args),
+    });
+    const spread = { ...fetchTool, timeoutMs: 1000 };
+    const redefined = defineTool({ ...fetchTool, execute: (args: JsonObject, exec: ExecContext) => fetchTool.execute(args, exec) } as never);
+    const engine = createEngine({ tools: [spread], policy: { default: 'allow' } });
+    const again = createEngine({ tools: [redefined], policy: { default: 'allow' } });
+    for (const e of [engine, again]) {
+      const [refused, passed] = await e.run([
+        { id: 'a', name: 'fetch_api', arguments: '{"url":"http://169.254.169.254/latest/meta-data/"}' },
+        { id: 'b', name: 'fetch_api', arguments: '{"url":"https://api.example.com/x"}' },
+      ]);
+      expect(refused).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS', message: 'fetch_api: invalid arguments: /url: only api.example.com' } });
+      expect(passed).toMatchObject({ isError: false });
+    }
+    expect(ran).toEqual([{ url: 'https://api.example.com/x', mode: 'read' }, { url: 'https://api.example.com/x', mode: 'read' }]);
   });
 
   it('a transform runs once: the body gets z.output, not z.output parsed again', async () => {

@@ -64,7 +64,7 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
 
   // Zod schemas also parse (defaults, transforms, refinements), in the pipeline's parse stage
   // (validation/zod-arguments.ts), so execute receives z.output and the policy reads the same.
-  const zodParameters = isZodSchema(input.parameters) ? input.parameters : AUTHORED_ZOD.get(input as unknown as AnyTool);
+  const zodParameters = isZodSchema(input.parameters) ? input.parameters : AUTHORED_ZOD.get(input.parameters as object);
   const execute = input.execute as unknown as AnyTool['execute'];
 
   const tool: ToolDefinition<JsonObject, JsonValue> = {
@@ -79,16 +79,21 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
     ...(input.maxOutputBytes === undefined ? {} : { maxOutputBytes: input.maxOutputBytes }),
   };
   Object.freeze(tool);
-  if (zodParameters !== undefined) AUTHORED_ZOD.set(tool, zodParameters);
+  if (zodParameters !== undefined) AUTHORED_ZOD.set(parameters, zodParameters);
   return tool;
 }
 
-/** The zod schema each zod-authored tool was defined with (kept when a defined tool is defined again, as registering does). */
-const AUTHORED_ZOD = new WeakMap<AnyTool, z.ZodType>();
+/**
+ * The zod schema behind each JSON Schema a zod-authored tool's parameters became. Keyed by
+ * that schema object, not the tool: a tool spread into a new definition (`{ ...tool,
+ * timeoutMs }`, as wrappers do) carries the same parameters, so its refinements and defaults
+ * still apply; defined again (as registering does), the new snapshot is keyed too.
+ */
+const AUTHORED_ZOD = new WeakMap<object, z.ZodType>();
 
 /** The zod schema a tool's parameters were authored with, if any: the parse stage parses its arguments with it. */
 export function zodParametersOf(tool: AnyTool): z.ZodType | undefined {
-  return AUTHORED_ZOD.get(tool);
+  return typeof tool.parameters === 'object' && tool.parameters !== null ? AUTHORED_ZOD.get(tool.parameters) : undefined;
 }
 
 function pickFunctions(input: object): Partial<AnyTool> {
