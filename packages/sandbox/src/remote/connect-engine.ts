@@ -10,21 +10,31 @@ export const CONNECT_TIMEOUT_MS = 2000;
 /** Checks a `nats://host:port` URL (several may be given, comma-separated); returns the server list. */
 export function engineServers(url: unknown, path: string): string[] {
   if (typeof url !== 'string' || url.trim() === '') throw new SandboxError('INVALID_OPTION', `${path} must be a nats:// URL, like nats://127.0.0.1:4222`);
-  const servers = url.split(',').map((part) => part.trim());
+  // A password may hold a comma: the list is split only between servers, never inside credentials.
+  const servers = shownEngineUrl(url) === url ? url.split(',').map((part) => part.trim()) : splitServers(url);
   for (const server of servers) {
     let parsed: URL;
     try {
       parsed = new URL(server);
     } catch {
-      throw new SandboxError('INVALID_OPTION', `${path}: "${server}" is not a URL (expected nats://host:port)`);
+      throw new SandboxError('INVALID_OPTION', `${path}: "${shownEngineUrl(server)}" is not a URL (expected nats://host:port; a password with "#", "/", "?" or "@" must be percent-encoded)`);
     }
     if (parsed.protocol === 'redis:' || parsed.protocol === 'rediss:') {
       throw new SandboxError('INVALID_OPTION', `${path}: executors are reached over NATS, not Redis (see docs/architecture.md, "Remote executors"); give a nats:// URL`);
     }
-    if (parsed.protocol !== 'nats:' && parsed.protocol !== 'tls:') throw new SandboxError('INVALID_OPTION', `${path}: "${server}" must start with nats:// (or tls://)`);
-    if (parsed.hostname === '') throw new SandboxError('INVALID_OPTION', `${path}: "${server}" names no host`);
+    if (parsed.protocol !== 'nats:' && parsed.protocol !== 'tls:') throw new SandboxError('INVALID_OPTION', `${path}: "${shownEngineUrl(server)}" must start with nats:// (or tls://)`);
+    if (parsed.hostname === '') throw new SandboxError('INVALID_OPTION', `${path}: "${shownEngineUrl(server)}" names no host`);
+    // nats://tok/en@host parses as host "tok" and a path: a token or password holding "/" was meant.
+    if (parsed.pathname !== '' && parsed.pathname !== '/') throw new SandboxError('INVALID_OPTION', `${path}: "${shownEngineUrl(server)}" has a path, which a NATS URL never has (a token or password with "#", "/", "?" or "@" must be percent-encoded)`);
   }
   return servers;
+}
+
+/** Servers of a list whose credentials may hold commas: a new server starts only where a scheme does. */
+function splitServers(url: string): string[] {
+  return url
+    .split(/,(?=\s*[a-z][a-z0-9+.-]*:\/\/)/i)
+    .map((part) => part.trim());
 }
 
 export function checkSubjectPrefix(prefix: unknown, path: string): string {
@@ -34,22 +44,13 @@ export function checkSubjectPrefix(prefix: unknown, path: string): string {
   return prefix;
 }
 
-/** The URL as it may be shown: any user, password or token in it masked. */
+/**
+ * The URL (or a piece of it) as it may be shown: whatever stands between "://" and the next
+ * "@" is masked, user, password or token, however it is spelled (a "#", "/" or "," in a
+ * password leaves a string no URL parser takes, and it must not show then either).
+ */
 export function shownEngineUrl(url: string): string {
-  return url
-    .split(',')
-    .map((part) => {
-      try {
-        const parsed = new URL(part.trim());
-        if (parsed.username === '' && parsed.password === '') return part.trim();
-        parsed.username = parsed.password === '' ? '***' : parsed.username;
-        if (parsed.password !== '') parsed.password = '***';
-        return parsed.toString().replace(/\/$/, '');
-      } catch {
-        return part.trim();
-      }
-    })
-    .join(',');
+  return url.replace(/:\/\/[^@]*@/g, '://***@');
 }
 
 /**
