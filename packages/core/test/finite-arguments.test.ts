@@ -41,6 +41,10 @@ describe('arguments with numbers JSON cannot carry', () => {
   it.each([
     ['{"n": 9007199254740993}', 'n is 9007199254740993, an integer a JSON number cannot hold exactly (it would arrive as 9007199254740992)'],
     ['{"list": [1, -12345678901234567891]}', 'list[1] is -12345678901234567891'],
+    ['{"n": 9007199254740993.0}', 'n is 9007199254740993.0'],
+    ['{"n": 9.007199254740993e15}', 'n is 9.007199254740993e15'],
+    ['{"n": 90071992547409930e-1}', 'n is 90071992547409930e-1'],
+    ['{"n": -9007199254740993.00}', 'n is -9007199254740993.00'],
   ])('%s (an integer a double rounds) is INVALID_ARGS naming it as written, and the tool never runs', async (text, message) => {
     received.length = 0;
     const [result] = await engine([counter]).run([call('counter', text)]);
@@ -51,9 +55,9 @@ describe('arguments with numbers JSON cannot carry', () => {
 
   it('integers a double holds exactly pass, however long, and so do digits inside strings', async () => {
     received.length = 0;
-    const text = '{"n": 9007199254740992, "list": [100000000000000000000, -9007199254740991, "9007199254740993", 1.00000000000000001]}';
+    const text = '{"n": 9007199254740992, "list": [100000000000000000000, -9007199254740991, "9007199254740993", 1.00000000000000001, 1e23, 123456789012345678.5]}';
     const [result] = await engine([counter]).run([call('counter', text)]);
     expect(result?.isError).toBe(false);
-    expect(received).toEqual([{ n: 9007199254740992, list: [1e20, -9007199254740991, '9007199254740993', 1] }]);
+    expect(received).toEqual([{ n: 9007199254740992, list: [1e20, -9007199254740991, '9007199254740993', 1, 1e23, Number('123456789012345678.5')] }]);
   });
 });
