@@ -79,8 +79,18 @@ describe('a when argument no tool of the rule declares', () => {
   const job = { type: 'object', properties: { path: { type: 'string' } } };
   const maps = {
     type: 'object',
-    $defs: { job, jobs: { type: 'object', additionalProperties: { $ref: '#/$defs/job' } } },
-    properties: { byPattern: { type: 'object', patternProperties: { '^[a-z]+$': job } }, byRef: { type: 'object', additionalProperties: { $ref: '#/$defs/job' } }, viaRef: { $ref: '#/$defs/jobs' }, list: { type: 'array', items: { $ref: '#/$defs/job' } } },
+    $defs: { job, jobs: { type: 'object', additionalProperties: { $ref: '#/$defs/job' } }, file: { $anchor: 'file', type: 'object', properties: { path: { type: 'string' } } } },
+    properties: {
+      byPattern: { type: 'object', patternProperties: { '^[a-z]+$': job } },
+      byRef: { type: 'object', additionalProperties: { $ref: '#/$defs/job' } },
+      viaRef: { $ref: '#/$defs/jobs' },
+      list: { type: 'array', items: { $ref: '#/$defs/job' } },
+      // As schemas are written in the wild: a type beside the $ref, an $anchor, entries that are lists, an allOf.
+      typed: { type: 'object', additionalProperties: { type: 'object', $ref: '#/$defs/job' } },
+      anchored: { type: 'object', additionalProperties: { $ref: '#file' } },
+      lists: { type: 'object', additionalProperties: { type: 'array', items: { type: 'object', $ref: '#/$defs/job' } } },
+      composed: { type: 'object', additionalProperties: { allOf: [{ properties: { path: { type: 'string' } } }] } },
+    },
   };
   const tools = [
     { name: 'write_file', parameters: declared },
@@ -110,6 +120,10 @@ describe('a when argument no tool of the rule declares', () => {
     ['copy_many', { 'byPattern.path': '/etc/**' }, [mapMistake('byPattern')]],
     ['copy_many', { 'byRef.path': '/etc/**' }, [mapMistake('byRef')]],
     ['copy_many', { 'viaRef.path': '/etc/**' }, [mapMistake('viaRef')]],
+    ['copy_many', { 'typed.path': '/etc/**' }, [mapMistake('typed')]],
+    ['copy_many', { 'anchored.path': '/etc/**' }, [mapMistake('anchored')]],
+    ['copy_many', { 'lists.path': '/etc/**' }, [mapMistake('lists')]],
+    ['copy_many', { 'composed.path': '/etc/**' }, [mapMistake('composed')]],
     ['copy_many', { 'list.path': '/etc/**' }, []],
     ['copy_many', { 'list.pth': '/etc/**' }, ['permissions.rules.0.when.list.pth names no argument declared by copy_many, so the rule can never apply']],
     ['env_set', { PATH: '/tmp/**' }, []],

@@ -11,8 +11,8 @@ interface ToolShape {
 
 // Where these appear, what a schema accepts is not a plain list of properties: no verdict.
 const COMPOSED = ['allOf', 'anyOf', 'oneOf', '$dynamicRef', 'if', 'not', 'dependentSchemas', 'unevaluatedProperties'];
-/** Keywords beside a `$ref` that change nothing a rule's path depends on. */
-const ANNOTATIONS = new Set(['$ref', 'title', 'description', '$comment', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly']);
+/** Keywords beside a `$ref` that change nothing a rule's path depends on (annotations, and constraints that add no property). */
+const ANNOTATIONS = new Set(['$ref', 'title', 'description', '$comment', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly', 'type', 'required', 'minProperties', 'maxProperties', '$anchor', '$id']);
 const MAX_REF_HOPS = 32;
 
 type Node = Record<string, unknown>;
@@ -37,7 +37,22 @@ function dereferenced(schema: unknown, root: unknown): unknown {
     const ref = current.$ref;
     if (typeof ref !== 'string' || !ref.startsWith('#')) return undefined;
     if (Object.keys(current).some((key) => !ANNOTATIONS.has(key))) return undefined;
-    current = atPointer(root, ref.slice(1));
+    const fragment = ref.slice(1);
+    current = fragment === '' || fragment.startsWith('/') ? atPointer(root, fragment) : withAnchor(root, fragment);
+  }
+  return undefined;
+}
+
+/** The subschema declaring `$anchor: name` (what `#name` refers to), found breadth-first within a bounded walk. */
+function withAnchor(root: unknown, name: string): unknown {
+  const queue: unknown[] = [root];
+  for (let seen = 0; seen < queue.length && seen < 10_000; seen += 1) {
+    const node = queue[seen];
+    if (Array.isArray(node)) queue.push(...node);
+    else if (isNode(node)) {
+      if (node.$anchor === name) return node;
+      queue.push(...Object.values(node));
+    }
   }
   return undefined;
 }
@@ -67,12 +82,14 @@ function elementSchema(schema: unknown, root: unknown): unknown {
   return current;
 }
 
-/** The schemas of a map's entries: `additionalProperties` and every `patternProperties` value. */
+/** The schemas of a map's entries: `additionalProperties` and every `patternProperties` value, with the branches of their `allOf`. */
 function entrySchemas(node: Node, root: unknown): unknown[] {
   const entries: unknown[] = [];
   if (isNode(node.additionalProperties)) entries.push(node.additionalProperties);
   if (isNode(node.patternProperties)) entries.push(...Object.values(node.patternProperties));
-  return entries.map((entry) => elementSchema(entry, root));
+  const resolved = entries.map((entry) => elementSchema(entry, root));
+  // An entry's allOf holds all of its branches' properties: each branch declares fields of every entry.
+  return resolved.flatMap((entry) => (isNode(entry) && Array.isArray(entry.allOf) ? [entry, ...entry.allOf.map((branch) => elementSchema(branch, root))] : [entry]));
 }
 
 /**
