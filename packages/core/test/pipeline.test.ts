@@ -357,11 +357,25 @@ describe('execute stage', () => {
     ['read /home/jürgen/projekte/kunde-geheim/config.yaml failed', 'jürgen|projekte|kunde|geheim|config'],
     ['C:\\Users\\Jane Doe\\AppData\\Roaming\\acme\\token.txt not found', 'Jane|Doe|AppData|Roaming|acme|token'],
     ['~/secrets/vault.key is unreadable', '~|secrets|vault'],
+    ["open '/home/jane/My Projects (old)/acme/secrets.json'", 'Projects|old|acme|secrets'],
+    ["open '/Users/Jane O'Brien/Library/x.json'", 'Brien|Library'],
+    ['/srv/builds/job#1234/workspace/.env missing', '1234|workspace|env'],
+    ['cannot read /opt/app,v2/data/key.pem', 'v2|data|key'],
+    ['see /home/jane/[draft]/plan.txt', 'draft|plan'],
+    ['in /home/jane/two  spaces/x.txt', 'spaces|x.txt'],
+    ['read ./config/prod/secrets.json', 'config|prod|secrets'],
+    ['read \\\\server\\share\\dir\\file.txt', 'server|share|file'],
   ])('no part of a host path with spaces, letters beyond ASCII or a ~ survives: %s', async (thrown, leaks) => {
     const t = tool('t', { execute: () => { throw new Error(thrown); } });
     const [result] = await engine([t]).run([call('t')]);
     expect(failure(result).error.message).toContain('<path>');
     expect(failure(result).error.message).not.toMatch(new RegExp(leaks));
+  });
+
+  it('a line of the message that starts with "at" but is no stack frame is kept', async () => {
+    const t = tool('t', { execute: () => { throw new Error('disk full\nat /var/lib/x no space is left'); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe('t: disk full\nat <path> no space is left');
   });
 
   it('a thrown error is TOOL_ERROR without host paths or stack frames', async () => {

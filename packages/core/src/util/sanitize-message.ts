@@ -1,12 +1,16 @@
 // Error text that reaches a model must not carry host paths or stack frames.
 const MAX_MESSAGE_CHARS = 2000;
-const STACK_FRAME = /^\s*at .*$/gm;
+// A frame as V8 writes it: "at fn (file:1:2)", "at file:1:2", "at fn (native)", "at <anonymous>".
+const STACK_FRAME = /^\s*at .*(?::\d+:\d+\)?|\(native\)|<anonymous>\)?)\s*$/gm;
 const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
-// Directory names may hold spaces and any letters ("/Users/Jane Doe/Library/Application
-// Support/acme/x.json", "/home/jürgen/..."): a space inside a segment still followed by a
-// slash is part of the path; the last segment ends at the first space. A leading "~" goes too.
-const POSIX_PATH = /~?(?<![\p{L}\p{N}_.])\/(?:[\p{L}\p{N}_.@+~-]+(?: [\p{L}\p{N}_.@+~-]+)*\/)+[\p{L}\p{N}_.@+~-]*/gu;
-const WINDOWS_PATH = /\b[A-Za-z]:\\(?:[^\\\s'"`]+(?: [^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
+// A path segment: anything a file name holds but a slash, whitespace, quotes and angle
+// brackets; an apostrophe only inside a word (O'Brien); spaces (one or more, tabs, no-break)
+// only between words of a directory name that a slash still follows. The last segment ends
+// at the first space. A leading "~", "." or ".." goes with the path.
+const SEGMENT = String.raw`(?:[^\s/'"\x60<>]|'(?=[^\s/'"\x60<>]))+`;
+const SPACED = String.raw`${SEGMENT}(?:[ \t\u00a0]+${SEGMENT})*`;
+const POSIX_PATH = new RegExp(String.raw`(?<![\p{L}\p{N}_.~])(?:~|\.{1,2})?\/(?:${SPACED}\/)+(?:${SEGMENT})?`, 'gu');
+const WINDOWS_PATH = /(?:\b[A-Za-z]:|\\\\[^\\\s'"`]+)\\(?:[^\\\s'"`]+(?:[ \t\u00a0]+[^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
 
 export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, ifEmpty = 'the tool failed without a message'): string {
   const cleaned = message
