@@ -119,6 +119,13 @@ describe('did you mean', () => {
     expect(oneLine(stderr)).toContain(expected);
   });
 
+  it('--approve naming no loaded tool is refused, with the close name: a typo would approve nothing without a word', async () => {
+    const transcript = JSON.stringify({ role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'delete_file', arguments: '{"path":"a.md"}' } }] });
+    const { code, stderr } = await airlock(['run', '-', '--plugins', 'examples/plugins/workspace', '--approve', 'delete_flie'], { input: transcript });
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toBe('airlock: --approve "delete_flie": no loaded tool has that name (did you mean "delete_file"?)');
+  });
+
   it('no suggestion when nothing is close', async () => {
     const { stderr } = await airlock(['run', '--zzzzzz']);
     expect(oneLine(stderr)).toBe('airlock: Unknown option \'--zzzzzz\' (see "airlock run --help")');

@@ -35,7 +35,8 @@ describe.skipIf(!hasScript)('hostile text at a terminal', () => {
     const plain = withoutOwnColour(screen);
     // The denied write shows as denied, its argument's CR and CSI as visible escapes.
     expect(plain).toContain('write_file  ✗ PERMISSION_DENIED');
-    expect(plain).toContain('content: x\\r\\x1b[2K');
+    // An argument holding escaped characters is shown as JSON, so an escape and a real control read apart.
+    expect(plain).toContain('content: "x\\r\\u001b[2K"');
     // An unknown tool named with a clear-screen sequence and a bidi override.
     expect(plain).toContain('\\x1b[2J\\x1b[Hls\\u202e  ✗ UNKNOWN_TOOL');
     // A plugin error trying clear screen, CR + forged outcome, OSC 0 title, OSC 8 link with ST, 8-bit CSI, RLO, NEL, LS.

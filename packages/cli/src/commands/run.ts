@@ -2,7 +2,7 @@
 // and the sandbox, and print the tool messages in the same provider format.
 import { detectToolCallMessage, PROVIDERS, AirlockError, type Approver, type Engine, type JsonObject, type PipelineObservers, type ProviderFormat, type ToolCallRequest, type ToolResult } from '@airlock/core';
 import { join } from 'node:path';
-import { approverFor } from '../support/approvers.js';
+import { approverFor, unknownApprovals } from '../support/approvers.js';
 import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { examplesDir } from '../support/examples.js';
 import { INTERRUPTED_EXIT, onInterrupt } from '../support/interrupt.js';
@@ -146,6 +146,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
   const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors: values.executors });
+  const unapprovable = unknownApprovals(values.approve ?? [], opened.engine.registry.names());
+  if (unapprovable !== undefined) {
+    await opened.close();
+    throw new UsageError(unapprovable);
+  }
   const interrupt = onInterrupt();
   let results: ToolResult[];
   let gaveUp = false;

@@ -22,6 +22,7 @@ import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
 import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
+import { unknownApprovals } from '../support/approvers.js';
 import { logName } from '../support/log-name.js';
 
 export const SERVE_HELP = `Usage: airlock serve --plugins <dir>... [options]
@@ -110,6 +111,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values), values.executors);
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const unapprovable = unknownApprovals(values.approve ?? [], sandbox.tools().map((tool) => tool.name));
+  if (unapprovable !== undefined) {
+    await sandbox.close();
+    throw new UsageError(unapprovable);
+  }
   const registry = new ToolRegistry(sandbox.tools());
   const onError = debugOnError(debugEnabled(values.debug));
   const session = (tenant: string): McpSessionOptions => ({

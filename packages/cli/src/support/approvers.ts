@@ -1,7 +1,7 @@
 // Who answers `ask`: names given with --approve, everything with --approve-all,
 // or a person at the terminal. Anything else leaves the approver unset, and the
 // pipeline ends the call as APPROVAL_UNAVAILABLE.
-import type { ApprovalRequest, Approver } from '@airlock/core';
+import { didYouMean, type ApprovalRequest, type Approver } from '@airlock/core';
 import { approvalPrompt, fullArguments } from './approval-prompt.js';
 import { TerminalLines } from './terminal-lines.js';
 
@@ -11,6 +11,13 @@ export function approverFor(options: { approveAll: boolean; approve: readonly st
   const ask = options.interactive ? askAtTerminal() : undefined;
   if (named.size === 0) return ask;
   return (request, signal) => (named.has(request.toolName) ? true : ask === undefined ? 'not approved on the command line' : ask(request, signal));
+}
+
+/** What is wrong with `--approve` names that name no loaded tool (a typo would approve nothing without a word), or undefined. */
+export function unknownApprovals(approve: readonly string[], tools: readonly string[]): string | undefined {
+  const known = new Set(tools);
+  const unknown = approve.find((name) => !known.has(name));
+  return unknown === undefined ? undefined : `--approve ${JSON.stringify(unknown)}: no loaded tool has that name${didYouMean(unknown, known)}`;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { RegisteredTool } from '../registry/tool-registry.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { Card } from '../tool/tool-definition.js';
 import { messageOf } from '../util/sanitize-message.js';
-import { escapeControls, findControlCharacter } from '../util/visible-text.js';
+import { escapeControls, escapeControlsInJson, findControlCharacter } from '../util/visible-text.js';
 
 const MAX_FIELD_CHARS = 120;
 // A failure's reason is what a person needs to read in full: longer than a field.
@@ -46,7 +46,8 @@ export function visibleCard(card: unknown): Card {
 function argumentText(value: JsonValue): string {
   if (typeof value === 'string' && !value.includes('\\') && !value.startsWith('"') && findControlCharacter(value) === undefined) return value;
   try {
-    return String(JSON.stringify(value));
+    // Characters JSON.stringify leaves raw (C1 controls, bidi, separators) as JSON escapes too: still the same JSON.
+    return escapeControlsInJson(String(JSON.stringify(value)));
   } catch {
     // Cards show arguments as the model sent them, checked or not: nested thousands deep,
     // JSON.stringify overflows the stack, and the whole turn's output went with it.
