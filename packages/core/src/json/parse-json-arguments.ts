@@ -3,7 +3,7 @@
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonValue } from './json-types.js';
 import { freezeParsedJson } from './freeze-parsed-json.js';
-import { inexactIntegers } from './inexact-integers.js';
+import { scanJsonText } from './scan-json-text.js';
 import { snapshotJson } from './snapshot-json.js';
 
 /** `jsonLength`: the arguments' JSON text length, which sizes their validation budget. */
@@ -11,21 +11,7 @@ export type ArgumentsOutcome = { readonly ok: true; readonly value: JsonValue; r
 
 /** Deepest bracket nesting of JSON text, ignoring brackets inside strings; linear, no recursion. */
 export function jsonTextDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text.charCodeAt(index);
-    if (inString) {
-      if (char === 92 /* \ */) index += 1;
-      else if (char === 34 /* " */) inString = false;
-    } else if (char === 34) inString = true;
-    else if (char === 123 || char === 91) {
-      depth += 1;
-      if (depth > deepest) deepest = depth;
-    } else if (char === 125 || char === 93) depth -= 1;
-  }
-  return deepest;
+  return scanJsonText(text).depth;
 }
 
 export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: number; maxArgumentDepth: number }): ArgumentsOutcome {
@@ -35,7 +21,7 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     if (raw.length > limits.maxArgumentBytes || Buffer.byteLength(raw, 'utf8') > limits.maxArgumentBytes) {
       return { ok: false, message: `arguments are larger than ${limits.maxArgumentBytes} bytes` };
     }
-    const depth = jsonTextDepth(raw);
+    const { depth, rounded } = scanJsonText(raw);
     if (depth > limits.maxArgumentDepth) return { ok: false, message: `arguments are nested deeper than ${limits.maxArgumentDepth} levels` };
     let parsed: unknown;
     try {
@@ -48,7 +34,6 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     }
     // JSON.parse output is plain and acyclic, and its depth was bounded above; its numbers may
     // not be finite, or may be integers it rounded.
-    const rounded = inexactIntegers(raw);
     const bad = freezeParsedJson(parsed as JsonValue, rounded);
     if (bad !== undefined) {
       const literal = rounded.get(bad.value);
