@@ -10,8 +10,10 @@ import type { PipelineConfig } from './pipeline-config.js';
 
 export function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined): ParsedCall[] {
   const standIn = standInIds(requests);
+  // Asked only when a call names no tool: which tools its answer may list.
+  const listable = (name: string): boolean => !deniedOutright(config, name, tenant);
   // Array.from visits a sparse list's holes too (map skips them): each is a call answered like any other.
-  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index, standIn, tenant)));
+  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index, standIn, listable)));
   if (config.observers.onStage !== undefined) for (const call of parsed) emitStage(config.observers, call.callId, 'parse', tenant);
   return parsed;
 }
@@ -54,9 +56,9 @@ function deniedOutright(config: PipelineConfig, name: string, tenant: string | u
 }
 
 /** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
-function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string, tenant: string | undefined): ParsedCall {
+function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string, listable: (name: string) => boolean): ParsedCall {
   try {
-    return parseCall(config.registry, request, index, config.limits, standIn, (name) => !deniedOutright(config, name, tenant));
+    return parseCall(config.registry, request, index, config.limits, standIn, listable);
   } catch {
     let callId: string | undefined;
     try {

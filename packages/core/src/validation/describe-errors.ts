@@ -37,12 +37,19 @@ function describeOne(error: ErrorObject): string {
 }
 
 export function describeValidationErrors(errors: readonly ErrorObject[] | null | undefined): string {
-  if (!errors || errors.length === 0) return 'does not match the schema';
-  // anyOf/oneOf branches repeat each other; keep each distinct line once.
-  // Only the first few are read: a megabyte of wrong items makes half a million errors, and
-  // describing each held the event loop for seconds to list eight.
-  const lines = [...new Set(errors.slice(0, MAX_READ).map(describeOne))];
+  return listProblems(errors ?? [], describeOne);
+}
+
+/**
+ * The first few distinct problems in one line, and how many more there are: shared by ajv's
+ * errors and zod's issues. anyOf/oneOf branches repeat each other, so each line is kept once;
+ * and only the first few are read: a megabyte of wrong items makes half a million errors, and
+ * describing each held the event loop for seconds to list eight.
+ */
+export function listProblems<T>(problems: readonly T[], describe: (problem: T) => string): string {
+  if (problems.length === 0) return 'does not match the schema';
+  const lines = [...new Set(problems.slice(0, MAX_READ).map(describe))];
   const listed = lines.slice(0, MAX_LISTED).join('; ');
-  const more = errors.length > MAX_READ ? errors.length - Math.min(lines.length, MAX_LISTED) : lines.length - MAX_LISTED;
+  const more = problems.length > MAX_READ ? problems.length - Math.min(lines.length, MAX_LISTED) : lines.length - MAX_LISTED;
   return more > 0 ? `${listed}; and ${more} more` : listed;
 }

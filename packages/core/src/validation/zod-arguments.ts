@@ -8,8 +8,7 @@ import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonObject } from '../json/json-types.js';
 import { snapshotJson } from '../json/snapshot-json.js';
 import { messageOf } from '../util/sanitize-message.js';
-
-const MAX_LISTED = 8;
+import { listProblems } from './describe-errors.js';
 
 export type ZodArgumentsOutcome =
   | { readonly ok: true; readonly value: JsonObject }
@@ -24,7 +23,7 @@ export function parseZodArguments(schema: z.ZodType, args: JsonObject, maxDepth:
     // A transform that threw, or an asynchronous refinement (zod refuses those in a synchronous parse).
     return { ok: false, code: 'TOOL_ERROR', message: `its zod parameters failed while parsing the arguments (${messageOf(error)})` };
   }
-  if (!parsed.success) return { ok: false, code: 'INVALID_ARGS', message: `invalid arguments: ${describeIssues(parsed.error.issues)}` };
+  if (!parsed.success) return { ok: false, code: 'INVALID_ARGS', message: `invalid arguments: ${listProblems(parsed.error.issues, describeIssue)}` };
   try {
     // What the body receives is what the policy reads: plain, frozen JSON.
     return { ok: true, value: snapshotJson(parsed.data, { label: 'arguments', maxDepth }) as JsonObject };
@@ -34,9 +33,6 @@ export function parseZodArguments(schema: z.ZodType, args: JsonObject, maxDepth:
   }
 }
 
-function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  if (issues.length === 0) return 'does not match the schema';
-  const lines = [...new Set(issues.slice(0, 100).map((issue) => `${issue.path.length === 0 ? '' : `/${issue.path.map(String).join('/')}: `}${issue.message}`))];
-  const shown = lines.slice(0, MAX_LISTED);
-  return issues.length > shown.length ? `${shown.join('; ')}; and ${issues.length - shown.length} more` : shown.join('; ');
+function describeIssue(issue: z.core.$ZodIssue): string {
+  return `${issue.path.length === 0 ? '' : `/${issue.path.map(String).join('/')}: `}${issue.message}`;
 }
