@@ -5,6 +5,7 @@
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { describe, expect, it } from 'vitest';
 import { compileValidator, type JsonSchema, type JsonValue, type ToolFailure, type ToolResult } from '../src/index.js';
+import { EVERY_ERROR_MAX_CHARS } from '../src/validation/compile-validator.js';
 import { useLinearFormats } from '../src/validation/linear-formats.js';
 import { call, engine, tool } from './helpers.js';
 
@@ -149,6 +150,24 @@ describe('every validation runs under a step budget sized by the value', () => {
     const value = Array.from({ length: 10_000 }, (_, index) => ({ id: index, email: `user${index}@example.com`, code: `ABC-${index}`, tags: ['a', 'c'] }));
     const { result } = await outputCheck(output, value);
     expect(result.isError).toBe(false);
+  });
+});
+
+describe('a value that fails is described by what it costs to find', () => {
+  const integers = compileValidator({ type: 'array', items: { type: 'integer' } }, 't', 'parameters');
+
+  it('a small one lists every error, for the model to fix them all', () => {
+    expect(integers(['a', 'b', 'c'])).toBe(false);
+    expect(integers.errors?.map((failure) => failure.instancePath)).toEqual(['/0', '/1', '/2']);
+  });
+
+  it('a large one stops at its first error: listing all of a megabyte of wrong items held the event loop for half a second', () => {
+    const wrong = Array.from({ length: 40_000 }, () => 'x');
+    expect(JSON.stringify(wrong).length).toBeGreaterThan(EVERY_ERROR_MAX_CHARS);
+    expect(integers(wrong)).toBe(false);
+    expect(integers.errors?.map((failure) => failure.instancePath)).toEqual(['/0']);
+    // And a valid one of that size still passes.
+    expect(integers(wrong.map(() => 1))).toBe(true);
   });
 });
 

@@ -2,7 +2,10 @@
 // cached for the schema's lifetime: never recompiled per call. Plugin schemas are
 // hostile input, and validation runs on the host's event loop, so the work is bounded:
 // regular expressions (pattern, patternProperties, formats) run on a linear-time engine,
-// uniqueItems is linear, and every validation runs under a step budget.
+// uniqueItems is linear, and every validation runs under a step budget. A value is first
+// checked up to its first error; only a small one that failed is checked again for every
+// error (the model's list of what to fix): listing every error of a megabyte of wrong items
+// held the event loop about half a second, several times the cost of checking it.
 import { Ajv, type ErrorObject } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -45,10 +48,16 @@ export const DEFAULT_VALIDATION_BUDGET: ValidationBudget = Object.freeze({ baseS
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: AjvInstance) => void;
 
 // ownProperties: `required: ["constructor"]` must not be met by Object.prototype, nor `properties` check what an object inherits.
-const options = { strict: false, allErrors: true, logger: false, validateSchema: true, verbose: true, ownProperties: true, code: { regExp: linearRegExp } } as const;
+const options = { strict: false, logger: false, validateSchema: true, verbose: true, ownProperties: true, code: { regExp: linearRegExp } } as const;
 
-/** One ajv instance per dialect, made the first time a schema of that dialect is compiled (each takes milliseconds). */
-const instances: { draft07?: AjvInstance; draft2019?: AjvInstance; draft2020?: AjvInstance } = {};
+/** A value whose JSON is longer than this that fails is described by its first error only. */
+export const EVERY_ERROR_MAX_CHARS = 64 * 1024;
+
+/** How far a validator looks: up to the first error, or for every error. */
+type Reach = 'first' | 'every';
+
+/** One ajv instance per dialect and reach, made the first time it is needed (each takes milliseconds). */
+const instances: Record<Reach, { draft07?: AjvInstance; draft2019?: AjvInstance; draft2020?: AjvInstance }> = { first: {}, every: {} };
 
 function bounded<T extends AjvInstance>(ajv: T): T {
   addFormats(ajv);
@@ -59,25 +68,49 @@ function bounded<T extends AjvInstance>(ajv: T): T {
   return ajv;
 }
 
-function pick(schema: JsonSchema): AjvInstance {
+function pick(schema: JsonSchema, reach: Reach): AjvInstance {
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
-  if (/draft-0[467]/.test(dialect)) return (instances.draft07 ??= bounded(new Ajv(options)));
-  if (dialect.includes('2019-09')) return (instances.draft2019 ??= bounded(new Ajv2019(options)));
-  return (instances.draft2020 ??= bounded(new Ajv2020(options)));
+  const made = instances[reach];
+  const reachOptions = { ...options, allErrors: reach === 'every' };
+  if (/draft-0[467]/.test(dialect)) return (made.draft07 ??= bounded(new Ajv(reachOptions)));
+  if (dialect.includes('2019-09')) return (made.draft2019 ??= bounded(new Ajv2019(reachOptions)));
+  return (made.draft2020 ??= bounded(new Ajv2020(reachOptions)));
 }
 
-/** Compiled once per schema; each validator built on it keeps its own budget (a cached validator once answered with another's). */
-const cache = new WeakMap<JsonSchema, ReturnType<AjvInstance['compile']>>();
+type Compiled = ReturnType<AjvInstance['compile']>;
+
+/**
+ * Compiled once per schema and reach (every error: only once a small value failed); each
+ * validator built on them keeps its own budget (a cached validator once answered with another's).
+ */
+const cache: Record<Reach, WeakMap<JsonSchema, Compiled>> = { first: new WeakMap(), every: new WeakMap() };
+
+function compiledFor(schema: JsonSchema, reach: Reach, toolName: string, field: 'parameters' | 'output'): Compiled {
+  let compiled = cache[reach].get(schema);
+  if (compiled === undefined) {
+    compiled = compileSchema(schema, reach, toolName, field);
+    cache[reach].set(schema, compiled);
+  }
+  return compiled;
+}
 
 export function compileValidator(schema: JsonSchema, toolName: string, field: 'parameters' | 'output', budget: ValidationBudget = DEFAULT_VALIDATION_BUDGET): SchemaValidator {
-  const compiled = cache.get(schema) ?? compileSchema(schema, toolName, field);
-  cache.set(schema, compiled);
+  const first = compiledFor(schema, 'first', toolName, field);
   const validate = ((value: unknown, jsonLength?: number): boolean => {
-    const maxSteps = budget.baseSteps + budget.stepsPerChar * (jsonLength ?? JSON.stringify(value)?.length ?? 0);
+    const length = jsonLength ?? JSON.stringify(value)?.length ?? 0;
+    const maxSteps = budget.baseSteps + budget.stepsPerChar * length;
     try {
-      const valid = meter.run(maxSteps, () => compiled(value)) === true;
-      validate.errors = valid ? null : (compiled.errors ?? null);
-      return valid;
+      if (meter.run(maxSteps, () => first(value)) === true) {
+        validate.errors = null;
+        return true;
+      }
+      validate.errors = first.errors ?? null;
+      if (length <= EVERY_ERROR_MAX_CHARS) {
+        // Small and wrong: worth listing every error for the model, checked once more under the same budget.
+        const every = compiledFor(schema, 'every', toolName, field);
+        if (meter.run(maxSteps, () => every(value)) !== true) validate.errors = every.errors ?? validate.errors;
+      }
+      return false;
     } catch (error) {
       validate.errors = [refusal(error, maxSteps)];
       return false;
@@ -87,9 +120,9 @@ export function compileValidator(schema: JsonSchema, toolName: string, field: 'p
   return validate;
 }
 
-function compileSchema(schema: JsonSchema, toolName: string, field: 'parameters' | 'output'): ReturnType<AjvInstance['compile']> {
-  const ajv = pick(schema);
-  let compiled: ReturnType<AjvInstance['compile']>;
+function compileSchema(schema: JsonSchema, reach: Reach, toolName: string, field: 'parameters' | 'output'): Compiled {
+  const ajv = pick(schema, reach);
+  let compiled: Compiled;
   let metered: JsonSchema | undefined;
   try {
     metered = meteredCopy(schema);
