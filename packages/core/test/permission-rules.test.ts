@@ -93,6 +93,30 @@ describe('path rules', () => {
     expect(allowed([{ path: '/srv/a' }, '/etc/b'])).toBe('deny');
   });
 
+  it('a dotted path looks through maps too, whatever schema shape made them (anyOf, oneOf, $ref): an entry cannot hide its path under a key', () => {
+    const denyNested = createPolicy({ default: 'allow', rules: [{ tool: 'copy', when: { 'files.path': '/etc/**' }, decision: 'deny' }] });
+    const files = (value: unknown) => denyNested.decide('copy', { files: value } as never, undefined).decision;
+    expect(files({ a: { path: '/etc/passwd' } })).toBe('deny');
+    expect(files({ a: { path: '/tmp/x' }, b: { path: '/etc/shadow' } })).toBe('deny');
+    expect(files({ group: { a: [{ path: '/etc/shadow' }] } })).toBe('deny');
+    expect(files({ a: { path: '/tmp/x' }, b: { name: 'no path' }, count: 2 })).toBe('allow');
+    const allowSrv = createPolicy({ default: 'deny', rules: [{ tool: 'copy', when: { 'files.path': '/srv/**' }, decision: 'allow' }] });
+    const allowed = (value: unknown) => allowSrv.decide('copy', { files: value } as never, undefined).decision;
+    expect(allowed({ a: { path: '/srv/a' }, b: { path: '/srv/b' } })).toBe('allow');
+    expect(allowed({ a: { path: '/srv/a' }, b: { path: '/etc/b' } })).toBe('deny');
+    // The top level is not a map: a rule on "path" judges that argument, not another one's field.
+    const denyPath = createPolicy({ default: 'allow', rules: [{ tool: 'copy', when: { path: '/etc/**' }, decision: 'deny' }] });
+    expect(denyPath.decide('copy', { destination: { path: '/etc/passwd' } }, undefined).decision).toBe('allow');
+  });
+
+  it('a trailing slash names the same folder: a deny on it cannot be stepped around', () => {
+    const exact = createPolicy({ default: 'allow', rules: [{ tool: 'remove_dir', when: { path: ['/srv/data', '/home/*/.ssh'] }, decision: 'deny' }] });
+    const verdict = (path: string) => exact.decide('remove_dir', { path }, undefined).decision;
+    for (const path of ['/srv/data', '/srv/data/', '/srv/./data/', '/srv/data//', '/home/bob/.ssh/']) expect(verdict(path), path).toBe('deny');
+    expect(verdict('/srv/data2/')).toBe('allow');
+    expect(verdict('/')).toBe('allow');
+  });
+
   it('the refusal holds even for rules that would allow, and the reason shows no raw control character', () => {
     const allowNotes = createPolicy({ default: 'deny', rules: [{ tool: 'write_file', when: { path: 'notes/**' }, decision: 'allow' }] });
     const verdict = allowNotes.decide('write_file', { path: 'notes/a\u001b[2J.md' }, undefined);

@@ -71,7 +71,8 @@ export function compileCondition(argument: string, condition: ArgumentCondition,
         return { refused: `argument "${argument}" contains a control character (${control.escaped} at ${control.index}), which a path rule cannot match reliably` };
       }
       if (rootDir === undefined) {
-        const normalized = posix.normalize(value);
+        // Without a trailing slash: "/srv/data/" names the folder "/srv/data" does (a root's resolve drops it too).
+        const normalized = posix.normalize(value).replace(/(.)\/+$/, '$1');
         // No root to resolve against: a relative path is judged only while it stays below where it starts.
         if (normalized === '..' || normalized.startsWith('../')) return { refused: `argument "${argument}" (${shown(value)}) climbs above its starting folder, and the rule names no root to resolve it against` };
         return { holds: matches(normalized) };

@@ -49,7 +49,10 @@ const DECISIONS: ReadonlySet<string> = new Set(['allow', 'deny', 'ask']);
 /**
  * What the arguments hold at a dotted path. A list on the way is looked through, element by
  * element (`files.path` reaches the path of every entry of `files`), so wrapping an object in
- * a list cannot hide its value from a rule; a list at the end gives its entries.
+ * a list cannot hide its value from a rule; a list at the end gives its entries. So is a map:
+ * below the top level, an object without the key named is looked through too, each of its
+ * values that is an object or a list (`files.path` reaches `files.a.path`), whatever shape its
+ * schema gives the map (a `check` that could not tell it was one found nothing to refuse).
  */
 type Found =
   | { readonly kind: 'absent' }
@@ -60,13 +63,17 @@ type Found =
 function valuesAt(args: JsonObject, dottedPath: string): Found {
   let reached: JsonValue[] = [args];
   let unjudgeable = false;
-  for (const key of dottedPath.split('.')) {
+  for (const [depth, key] of dottedPath.split('.').entries()) {
     const next: JsonValue[] = [];
-    const visit = (value: JsonValue): void => {
-      if (Array.isArray(value)) for (const entry of value) visit(entry);
+    const visit = (value: JsonValue, inMap = false): void => {
+      if (Array.isArray(value)) for (const entry of value) visit(entry, inMap);
       else if (value !== null && typeof value === 'object') {
         if (Object.prototype.hasOwnProperty.call(value, key)) next.push((value as JsonObject)[key] as JsonValue);
-      } else if (value !== null) {
+        else if (depth > 0) {
+          // A map's entries (or an object that holds the key further down): looked through.
+          for (const entry of Object.values(value)) if (entry !== null && typeof entry === 'object') visit(entry, true);
+        }
+      } else if (value !== null && !inMap) {
         // A string (or number) where the path expects an object: a schema that takes "a path or
         // { path }" gets the path itself here. It cannot be judged as the value the rule names.
         unjudgeable = true;

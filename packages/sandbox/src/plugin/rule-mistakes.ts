@@ -93,17 +93,15 @@ function entrySchemas(node: Node, root: unknown): unknown[] {
 }
 
 /**
- * What the schema says of an argument at this dotted path: surely `undeclared`; reached only
- * through a `map` whose entries declare the next name (`files.path` on `files: {
- * additionalProperties: { properties: { path } } }`, or the same through `patternProperties`
- * or a `$ref`: the policy reads only the map's key literally named "path", never an entry's
- * path, so a rule meant for the entries sees none); or undefined when it is declared (a
- * property, or a key the map accepts) or the schema cannot tell.
+ * What the schema says of an argument at this dotted path: surely `undeclared`, or undefined
+ * when it is declared (a property, a map entry's property, or a key the map accepts) or the
+ * schema cannot tell. The policy looks through lists and, below the top level, through maps
+ * (`files.path` reaches `files.a.path`): so does this.
  */
-function pathVerdict(schema: unknown, dottedPath: string): { readonly kind: 'undeclared' } | { readonly kind: 'map'; readonly map: string; readonly key: string } | undefined {
+function pathVerdict(schema: unknown, dottedPath: string): { readonly kind: 'undeclared' } | undefined {
   let current = schema;
   const segments = dottedPath.split('.');
-  for (let index = 0; index < segments.length; index += 1) {
+  segments: for (let index = 0; index < segments.length; index += 1) {
     const segment = segments[index] as string;
     // The policy looks through lists (`files.path` reaches every entry's path): so does this.
     current = elementSchema(current, schema);
@@ -116,7 +114,10 @@ function pathVerdict(schema: unknown, dottedPath: string): { readonly kind: 'und
       continue;
     }
     for (const entry of entrySchemas(node, schema)) {
-      if (index > 0 && isNode(entry) && isNode(entry.properties) && has(entry.properties, segment)) return { kind: 'map', map: segments.slice(0, index).join('.'), key: segment };
+      if (index > 0 && isNode(entry) && isNode(entry.properties) && has(entry.properties, segment)) {
+        current = entry.properties[segment];
+        continue segments;
+      }
     }
     // A map takes keys its properties do not list: a rule may name one (an environment's PATH).
     if (node.additionalProperties === true || isNode(node.additionalProperties) || has(node, 'patternProperties')) return undefined;
@@ -164,10 +165,6 @@ export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape
       const verdicts = [...scoped].map((tool) => ({ tool, verdict: pathVerdict(tool.parameters, argument) }));
       if (verdicts.every(({ verdict }) => verdict?.kind === 'undeclared')) {
         problems.push(`permissions.rules.${index}.when.${argument} names no argument declared by ${[...scoped].map((tool) => tool.name).join(', ')}, so the rule can never apply`);
-        continue;
-      }
-      for (const { tool, verdict } of verdicts) {
-        if (verdict?.kind === 'map') problems.push(`permissions.rules.${index}.when.${argument}: ${verdict.map} of ${tool.name} is a map, and a rule reads only its key named "${verdict.key}", never its entries' ${verdict.key}: no entry's value is checked (decide for the tool without "when", or give the argument a list of entries, which rules look through)`);
       }
     }
   });
