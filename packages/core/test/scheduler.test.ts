@@ -170,3 +170,34 @@ describe('cancelling a turn', () => {
     expect(results.map((r) => r.isError)).toEqual([false, true, true]);
   });
 });
+
+describe('preSchedule sees only calls the policy allows outright', () => {
+  // A sandboxed classifier runs plugin code with a call's arguments: a call the gate will stop
+  // (denied, or waiting for approval) must never show them to its plugin.
+  it('calls denied by tool or by argument, and calls that need approval, are left out; the gate still answers them', async () => {
+    const seen: string[] = [];
+    const subject = engine([tool('read'), tool('upload'), tool('write'), tool('publish')], {
+      policy: {
+        default: 'allow',
+        rules: [
+          { tool: 'upload', decision: 'deny' },
+          { tool: 'write', when: { path: '/etc/**' }, decision: 'deny' },
+          { tool: 'publish', decision: 'ask' },
+        ],
+      },
+      preSchedule: async (calls) => {
+        for (const parsed of calls) seen.push(parsed.callId);
+      },
+    });
+    const results = await subject.run([
+      call('read', { id: 'r' }, 'r1'),
+      call('upload', { id: 'card 4111' }, 'u1'),
+      call('write', { path: '/etc/shadow' }, 'w1'),
+      call('write', { path: '/tmp/ok' }, 'w2'),
+      call('publish', { id: 'p' }, 'p1'),
+      call('read', '{not json', 'bad'),
+    ]);
+    expect(seen).toEqual(['r1', 'w2']);
+    expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['ok', 'PERMISSION_DENIED', 'PERMISSION_DENIED', 'ok', 'APPROVAL_UNAVAILABLE', 'INVALID_ARGS']);
+  });
+});

@@ -1,6 +1,7 @@
 // Runs the calls of one model turn: the parse stage for all, classify, then parallel groups as a
 // rolling pool (at most maxParallel at once) and exclusive calls as barriers.
 // Results come back, and are committed to observers, in the model's call order.
+import type { JsonObject } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import { failureContent, type ToolResult } from '../result/tool-result.js';
 import { notifyObserver, reportError } from '../pipeline/observe.js';
@@ -17,6 +18,11 @@ export interface TurnOptions {
   readonly tenant?: string;
 }
 
+/**
+ * Preparation before the turn's calls are classified, handed only the calls the policy allows
+ * outright (never one it denies or asks about: a sandboxed classifier runs plugin code with a
+ * call's arguments, which a call the gate will stop must never show to its plugin).
+ */
 export type PreSchedule = (calls: readonly ParsedCall[], turn: { readonly signal: AbortSignal; readonly tenant: string | undefined }) => Promise<void>;
 
 export interface SchedulerConfig extends PipelineConfig {
@@ -57,7 +63,8 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
     if (preSchedule !== undefined && !signal.aborted) {
       // No verdict means exclusive: a preparation that throws, even synchronously, only costs parallelism.
       // Waited for only while the turn is wanted: cancelled, its calls are answered at once.
-      await untilAborted(Promise.resolve().then(() => preSchedule(parsed, { signal, tenant })), signal).catch((error: unknown) => {
+      const permitted = parsed.filter((call) => call.failure === undefined && allowedOutright(config, call, tenant));
+      await untilAborted(Promise.resolve().then(() => preSchedule(permitted, { signal, tenant })), signal).catch((error: unknown) => {
         // A preparation stopped by the turn's own cancellation did not fail.
         if (!signal.aborted) reportError(config.observers, 'PRESCHEDULE_FAILED', 'a preSchedule hook failed; the turn runs without its preparation', error, { source: 'preSchedule', tenant });
       });
@@ -74,6 +81,18 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
     for (const call of parsed) if (results[call.index] === undefined) commit(call, emergencyResult(call));
   }
   return results as ToolResult[];
+}
+
+/**
+ * The policy allows this call as it stands (asked again at the gate, which decides). A policy
+ * that throws or answers anything else allows nothing here.
+ */
+function allowedOutright(config: SchedulerConfig, call: ParsedCall, tenant: string | undefined): boolean {
+  try {
+    return (config.policy.decide(call.name, call.args as JsonObject, tenant) as { decision?: unknown } | undefined)?.decision === 'allow';
+  } catch {
+    return false;
+  }
 }
 
 /** A rolling pool: a slot that frees up starts the next call at once. */
