@@ -117,6 +117,30 @@ describe('path rules', () => {
     expect(verdict('/')).toBe('allow');
   });
 
+  it('a model-chosen path cannot hold the event loop: globs run in time linear in the value (picomatch took 10 s on 4 KB)', () => {
+    const policy = createPolicy({ default: 'allow', rules: [{ tool: 'read_log', when: { path: ['/var/log/**/audit-*-*-*.log', '/srv/**/*-*-*-*.log'] }, decision: 'deny' }] });
+    const path = `/var/log/${'a-'.repeat(2000)}`;
+    const started = performance.now();
+    expect(policy.decide('read_log', { path }, undefined).decision).toBe('allow');
+    expect(policy.decide('read_log', { path: `/srv/x/${'-'.repeat(4000)}` }, undefined).decision).toBe('allow');
+    // A bound tens of times what the linear match needs, so load cannot turn it red; backtracking takes seconds.
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(policy.decide('read_log', { path: '/var/log/app/audit-1-2-3.log' }, undefined).decision).toBe('deny');
+  });
+
+  it('globs keep their meaning: dotfiles, braces, classes, extglobs, negation, the root', () => {
+    const matches = (glob: string, value: string) => globMatcher([glob])(value);
+    expect(matches('/home/*/.ssh/**', '/home/bob/.ssh/id_rsa')).toBe(true);
+    expect(matches('**/*.{js,ts}', 'src/a.ts')).toBe(true);
+    expect(matches('/tmp/[a-z]?x/**', '/tmp/abx/f')).toBe(true);
+    expect(matches('/a/+(b|c)/**', '/a/bcb/d')).toBe(true);
+    expect(matches('!/etc/**', '/etc/passwd')).toBe(false);
+    expect(matches('!/etc/**', '/srv/x')).toBe(true);
+    expect(matches('/*', '/')).toBe(false);
+    expect(matches('/**', '/')).toBe(true);
+    expect(() => createPolicy({ default: 'allow', rules: [{ tool: 't', when: { path: '/x/!(a)' }, decision: 'deny' }] })).toThrow(/needs lookaround/);
+  });
+
   it('the refusal holds even for rules that would allow, and the reason shows no raw control character', () => {
     const allowNotes = createPolicy({ default: 'deny', rules: [{ tool: 'write_file', when: { path: 'notes/**' }, decision: 'allow' }] });
     const verdict = allowNotes.decide('write_file', { path: 'notes/a\u001b[2J.md' }, undefined);
