@@ -152,3 +152,10 @@ describe('a rule less strict than every tool\'s own decision', () => {
     expect(mistakes(permissions)).toEqual([]);
   });
 });
+
+describe('a rule the policy itself would refuse', () => {
+  it('a negated extglob (lookaround, not linear-time) is a problem at load, not a failure of the engine later', () => {
+    const problems = ruleMistakes({ name: 'p', module: './index.js', permissions: { rules: [{ tool: 'write', when: { path: '/x/!(a)' }, decision: 'deny' }] } }, [{ name: 'write', parameters: { type: 'object', properties: { path: { type: 'string' } } } }]);
+    expect(problems).toEqual([expect.stringMatching(/^permissions\.rules\.0: the glob "\/x\/!\(a\)" needs lookaround/)]);
+  });
+});

@@ -1,7 +1,7 @@
 // Permission rules that cannot do what the operator wrote: a tool pattern that matches no
 // tool of the plugin (a typo, a renamed tool), or a `when` argument that none of the rule's
 // tools declares (so the condition never holds and a deny protects nothing).
-import { toolNameMatcher, type JsonSchema } from '@airlock/core';
+import { createPolicy, toolNameMatcher, type JsonSchema } from '@airlock/core';
 import type { PluginManifest } from '../manifest/manifest-schema.js';
 
 interface ToolShape {
@@ -159,6 +159,13 @@ export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape
       for (const tool of hit) scoped.add(tool);
     }
     if (scoped.size === 0) return;
+    // What the policy itself refuses (a glob it cannot match in linear time): the engine would, later.
+    try {
+      createPolicy({ default: 'allow', rules: [{ tool: '*', decision: rule.decision, ...(rule.when === undefined ? {} : { when: rule.when }) }] });
+    } catch (error) {
+      problems.push(`permissions.rules.${index}: ${(error as Error).message}`);
+      return;
+    }
     const dead = deadDecision(manifest, rule.decision, [...scoped].map((tool) => tool.name));
     if (dead !== undefined) problems.push(`permissions.rules.${index} decides "${rule.decision}", but ${dead} for every tool it names, and the strictest decision wins: the rule can never change a call (to allow some calls, let the tool's own decision be "allow" and deny or ask for the others with rules)`);
     for (const argument of Object.keys(rule.when ?? {})) {
