@@ -332,7 +332,7 @@ describe('execute stage', () => {
     expect(settled).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     const [result] = await pending;
-    expect(failure(result).error).toEqual({ code: 'TIMEOUT', message: 't: timed out after 500 ms' });
+    expect(failure(result).error).toEqual({ code: 'TIMEOUT', message: "t: timed out (the host's deadline for this tool passed)" });
     release.resolve(null);
     await vi.advanceTimersByTimeAsync(0);
     expect(onLateSettlement).toHaveBeenCalledWith(expect.objectContaining({ toolName: 't', outcome: 'fulfilled' }));
@@ -349,7 +349,7 @@ describe('execute stage', () => {
       },
     });
     const [result] = await engine([blocking]).run([call('t')]);
-    expect(failure(result).error).toEqual({ code: 'TIMEOUT', message: 't: timed out after 20 ms' });
+    expect(failure(result).error).toEqual({ code: 'TIMEOUT', message: "t: timed out (the host's deadline for this tool passed)" });
   });
 
   it.each([

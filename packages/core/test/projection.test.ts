@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PROVIDERS, PROVIDER_IDS, ToolRegistry, createEngine, defineTool, mcpCallToolResult, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS } from '../src/index.js';
+import { PROVIDERS, PROVIDER_IDS, ToolRegistry, createEngine, defineTool, mcpCallToolResult, schemaOf, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS, type ToolFailure } from '../src/index.js';
+import { call, engine, tool } from './helpers.js';
 
 // A tool carrying all thirteen fields, with host-only values that would be unmistakable if leaked.
 const LEAK = 'HOST_ONLY_SECRET';
@@ -84,6 +85,24 @@ describe('projection carries exactly the model-facing fields', () => {
     const second = registry.schemas()[0]!;
     expect(second.parameters).toEqual(full.parameters);
     expect(second.description).toBe('Read a note by id.');
+  });
+});
+
+describe('host-only fields stay out of what the model reads, failures included', () => {
+  it('an output schema, a timeout and a size limit appear in error.message for the host, never in the content', async () => {
+    const subject = engine([
+      tool('audit', { output: { type: 'object', properties: { token: { type: 'string', pattern: '^sk-live-[0-9a-f]{8}$' }, tier: { enum: ['gold-internal'] } } }, execute: () => ({ token: 'x', tier: 'y' }) }),
+      tool('slow', { timeoutMs: 137, execute: () => new Promise(() => undefined) }),
+      tool('big', { maxOutputBytes: 1234, execute: () => 'x'.repeat(2000) }),
+    ]);
+    const results = await subject.run([call('audit'), call('slow'), call('big')]);
+    expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['INVALID_TOOL_OUTPUT', 'TIMEOUT', 'OUTPUT_TOO_LARGE']);
+    const [audit, slow, big] = results as ToolFailure[];
+    expect(audit!.error.message).toContain('sk-live');
+    for (const secret of ['sk-live', 'gold-internal', 'token', 'pattern']) expect(audit!.content).not.toContain(secret);
+    expect(slow!.content).not.toContain('137');
+    expect(big!.error.message).toContain('1234');
+    expect(big!.content).not.toContain('1234');
   });
 });
 

@@ -22,10 +22,11 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
   }
   const text = JSON.stringify(value);
   if (Buffer.byteLength(text, 'utf8') > maxOutputBytes) {
-    return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the result is larger than ${maxOutputBytes} bytes`);
+    return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the result is larger than ${maxOutputBytes} bytes`, `${call.name}: the result is larger than this tool may return`);
   }
   if (validateOutput !== undefined && !validateOutput(value, text.length)) {
-    return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${describeValidationErrors(validateOutput.errors)}`);
+    // The output schema is host-only: the model hears that the result was refused, not the schema's names, patterns or enums.
+    return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${describeValidationErrors(validateOutput.errors)}`, `${call.name}: the tool's result does not match what it declares`);
   }
   let content: unknown = text;
   if (definition.projectContent !== undefined) {
@@ -36,7 +37,7 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
     }
     if (typeof content !== 'string') return draftFailure('TOOL_ERROR', `${call.name}: projectContent must return a string`);
     if (Buffer.byteLength(content, 'utf8') > maxOutputBytes) {
-      return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the content is larger than ${maxOutputBytes} bytes`);
+      return draftFailure('OUTPUT_TOO_LARGE', `${call.name}: the content is larger than ${maxOutputBytes} bytes`, `${call.name}: the content is larger than this tool may return`);
     }
   }
   return { isError: false, value, content: content as string };

@@ -37,6 +37,11 @@ export function failureContent(code: ResultCode, message: string): string {
   return `Error [${code}]: ${message}`;
 }
 
-export function draftFailure(code: ResultCode, message: string): DraftResult {
-  return { isError: true, error: { code, message }, content: failureContent(code, message) };
+/**
+ * A failure: `message` for the host (error.message), and for the model's content the same or,
+ * where the message names what only the host may know (a declared output schema, a size
+ * limit), `modelMessage` instead.
+ */
+export function draftFailure(code: ResultCode, message: string, modelMessage = message): DraftResult {
+  return { isError: true, error: { code, message }, content: failureContent(code, modelMessage) };
 }

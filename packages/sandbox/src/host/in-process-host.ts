@@ -7,7 +7,7 @@ import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { NO_USAGE, NOT_DISPATCHED, type PluginSpec, type CapabilityHandler, type CapabilityReply, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
-import { TaskBackstop, taskTimeoutMs, type DispatchMark } from './task-backstop.js';
+import { TaskBackstop, type DispatchMark } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
 import { SharedPluginSources } from './shared-plugin-sources.js';
 import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
@@ -146,7 +146,7 @@ export class InProcessHost implements SandboxHost {
         // Piscina replaces the worker; a thread that cannot even be terminated stays behind,
         // so this process should be retired by whoever supervises it.
         this.#stuckWorkers += 1;
-        return { ok: false, code: 'TIMEOUT', message: `did not finish within ${taskTimeoutMs(task)} ms, and its sandbox worker stopped answering (replaced)`, usage: NO_USAGE };
+        return { ok: false, code: 'TIMEOUT', message: 'did not finish within its deadline, and its sandbox worker stopped answering (replaced)', usage: NO_USAGE };
       }
       if (error instanceof Error && error.name === 'AbortError') {
         // Still queued (no worker stamped it): Piscina just dropped it, and none of its code ran.

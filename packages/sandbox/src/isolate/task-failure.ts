@@ -68,7 +68,7 @@ function describeLimit(code: SandboxFailureCode, budget: Budget): string {
     case 'CPU_LIMIT':
       return `used more than ${budget.cpuMs} ms of CPU time`;
     case 'TIMEOUT':
-      return `did not finish within ${budget.timeoutMs} ms`;
+      return 'did not finish within its deadline';
     case 'MEMORY_LIMIT':
       return 'exceeded its memory limit';
     case 'ABORTED':

@@ -269,7 +269,7 @@ export class RemoteHost implements SandboxHost {
     const limitMs = taskTimeoutMs(call.task) + BACKSTOP_GRACE_MS + REMOTE_GRACE_MS;
     call.backstop = setTimeout(() => {
       this.#send(executor, { type: 'cancel', token: call.token, attempt });
-      call.settle(fail('TIMEOUT', `did not finish within ${taskTimeoutMs(call.task)} ms, and executor ${executor} did not answer`));
+      call.settle(fail('TIMEOUT', `did not finish within its deadline, and executor ${executor} did not answer`));
     }, limitMs);
   }
 
