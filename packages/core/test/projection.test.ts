@@ -128,6 +128,19 @@ describe('provider calls and results round-trip', () => {
     expect(message.content[1]).toMatchObject({ tool_use_id: 'call_2', is_error: true });
   });
 
+  it('responses: an accumulated input list runs only the calls still without an output (an answered charge is not made twice)', async () => {
+    const ran: unknown[] = [];
+    const subject = engine([tool('charge', { parameters: { type: 'object', properties: { cents: { type: 'integer' } } }, execute: (args) => (ran.push(args), 'ok') })]);
+    const { results } = await subject.runMessage('responses', [
+      { role: 'user', content: 'charge 500 then 700' },
+      { type: 'function_call', call_id: 'c1', name: 'charge', arguments: '{"cents":500}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+      { type: 'function_call', call_id: 'c2', name: 'charge', arguments: '{"cents":700}' },
+    ]);
+    expect(ran).toEqual([{ cents: 700 }]);
+    expect(results.map((result) => result.callId)).toEqual(['c2']);
+  });
+
   it('responses: parses function_call items and answers function_call_output', () => {
     const calls = PROVIDERS.responses.parseCalls({ output: [{ type: 'message' }, { type: 'function_call', call_id: 'call_1', name: 'read_note', arguments: '{}' }] });
     expect(calls).toEqual([{ id: 'call_1', name: 'read_note', arguments: '{}' }]);

@@ -1,4 +1,5 @@
 // OpenAI Responses: flat function tools, `function_call` output items, `function_call_output` replies.
+// A list of items is a conversation: only its calls without an output yet are run.
 import type { JsonSchema } from '../json/json-types.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { ToolSchema } from '../tool/schema-of.js';
@@ -32,8 +33,12 @@ export const openaiResponses: ProviderFormat<OpenAIResponsesTool, OpenAIResponse
     // strict mode would rewrite the schema's meaning (all fields required), so it stays off.
     schemas.map((schema) => ({ type: 'function', name: schema.name, description: schema.description, parameters: schema.parameters, strict: false })),
   parseCalls(message: unknown): ToolCallRequest[] {
-    return itemsOf(message)
-      .filter((item): item is Record<string, unknown> => isRecord(item) && item.type === 'function_call')
+    const items = itemsOf(message);
+    // An accumulated input list holds earlier turns too: a call that already has its output is
+    // not run again (a charge made twice), only those still waiting for one.
+    const answered = new Set(items.filter((item) => isRecord(item) && item.type === 'function_call_output' && typeof item.call_id === 'string').map((item) => (item as { call_id: string }).call_id));
+    return items
+      .filter((item): item is Record<string, unknown> => isRecord(item) && item.type === 'function_call' && !(typeof item.call_id === 'string' && answered.has(item.call_id)))
       .map((item, index) => ({
         id: requireId(item.call_id, 'responses', `function_call[${index}].call_id`),
         name: requireString(item.name, 'responses', `function_call[${index}].name`),
