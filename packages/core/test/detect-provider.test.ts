@@ -62,6 +62,7 @@ describe('detectToolCallMessage: refusals say what is accepted', () => {
   it('an assistant reply without tool calls says so', () => {
     expect(refusal({ choices: [{ message: { role: 'assistant', content: 'Done.' } }] })).toBe('not a tool-call message: choices[0].message has no tool calls');
     expect(refusal([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Done.' }])).toBe('not a tool-call message: the last assistant message has no tool calls');
+    expect(refusal({ role: 'assistant', content: 'Done.', tool_calls: [] })).toMatch(/has no tool calls/);
   });
 
   it('a Responses conversation whose calls all have outputs has nothing to run', () => {

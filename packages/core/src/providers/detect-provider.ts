@@ -29,7 +29,8 @@ const FORMAT_NAMES = { openai: 'OpenAI "tool_calls"', anthropic: 'Anthropic "too
 function detectOne(message: unknown): DetectedMessage['provider'] | undefined {
   if (!isRecord(message)) return undefined;
   const found: (keyof typeof FORMAT_NAMES)[] = [];
-  if (Array.isArray(message.tool_calls)) found.push('openai');
+  // An empty tool_calls list (some clients always send one) holds no calls: nothing to run.
+  if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) found.push('openai');
   if (Array.isArray(message.content) && message.content.some((block) => isRecord(block) && block.type === 'tool_use')) found.push('anthropic');
   if (Array.isArray(message.parts) && message.parts.some((part) => isRecord(part) && isRecord(part.functionCall))) found.push('gemini');
   // Running one format's calls and not the other's would drop calls without a word.
