@@ -148,7 +148,7 @@ describe('airlock check explains an author\'s mistakes, attributed to their file
     expect(checked.code).toBe(1);
     expect(checked.stdout).toContain('could not be loaded: \\x1b[2J\\x1b]0;pwned\\x07 all clear');
     expect(checked.stdout).not.toContain('\u001b');
-    const ran = await airlock(['run', '-', '--plugins', join(BROKEN, 'escape-in-error')], { input: '{"role":"assistant","tool_calls":[]}' });
+    const ran = await airlock(['run', '-', '--plugins', join(BROKEN, 'escape-in-error')], { input: '{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"x","arguments":"{}"}}]}' });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain('\\x1b[2J\\x1b]0;pwned\\x07 all clear');
     expect(ran.stderr).not.toContain('\u001b');

@@ -459,7 +459,7 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
         [['serve', '--plugins', PLUGIN, '--code-mode', '--executors', nats.url], /--code-mode cannot run with --executors/],
       ];
       for (const [args, message] of cases) {
-        const run = await airlock(args, { input: JSON.stringify({ role: 'assistant', tool_calls: [] }) });
+        const run = await airlock(args, { input: JSON.stringify({ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'echo', arguments: '{}' } }] }) });
         expect(run.code, args.join(' ')).toBe(2);
         expect(oneLine(run.stderr)).toMatch(message);
       }

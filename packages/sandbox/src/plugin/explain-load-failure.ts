@@ -30,7 +30,7 @@ export function explainLoadFailure(failure: { code: SandboxFailureCode; message:
     case 'CPU_LIMIT':
     case 'TIMEOUT':
     case 'MEMORY_LIMIT':
-      return `${at}: loading the module ${text} (${failure.code}); a module's top level should only define its tools`;
+      return `${at}: loading the module ${text} (${failure.code}${failure.code === 'TIMEOUT' ? ": the manifest's limits.timeoutMs, from 1 s up to 5 s" : ''}); a module's top level should only define its tools`;
     case 'ABORTED_BEFORE_DISPATCH':
       // Remote executors: nothing took the load, so nothing about the module is known yet.
       return `${modulePath}: not loaded: ${text}`;
