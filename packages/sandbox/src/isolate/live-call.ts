@@ -52,6 +52,7 @@ export class LiveCall {
   #tasks = 0;
   #requests = 0;
   #unanswered = 0;
+  #spent = false;
   #bytesInFlight = 0;
   readonly #logs: LogLine[] = [];
   #logBytes = 0;
@@ -79,6 +80,15 @@ export class LiveCall {
   /** Capability requests the host has not answered into the realm (left pending there for ever). */
   get unanswered(): number {
     return this.#unanswered;
+  }
+
+  /** The realm said it holds too much the host cannot see (ICU objects): not to be reused. */
+  get spent(): boolean {
+    return this.#spent;
+  }
+
+  markSpent(): void {
+    this.#spent = true;
   }
 
   /**

@@ -84,6 +84,58 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     delete (g.Atomics as Record<string, unknown>).waitAsync;
   }
 
+  // ICU objects hold native memory the isolate's heap limit does not count: a retained
+  // Intl.DateTimeFormat about 26 KB beside a few bytes of heap, so 80,000 of them in a 64 MiB
+  // isolate took its whole sandbox process (2 GiB) down, and every neighbour's call in it.
+  // Each call (and the module's top level) may make MAX_ICU_OBJECTS of them; past that, a
+  // RangeError that says why. Formatters made and dropped by toLocaleString are collected as
+  // usual and not counted.
+  const MAX_ICU_OBJECTS = 1000;
+  /** A warm realm keeps what its calls made: past this many in all, the host does not reuse it. */
+  const MAX_ICU_OBJECTS_PER_REALM = 2000;
+  let icuObjects = 0;
+  let icuObjectsInRealm = 0;
+  const construct = Reflect.construct;
+  const RangeErrorIntrinsic = RangeError;
+  const countIcuObject = (): void => {
+    icuObjects += 1;
+    icuObjectsInRealm += 1;
+    if (icuObjects > MAX_ICU_OBJECTS) throw new RangeErrorIntrinsic('Intl: this call made more than ' + MAX_ICU_OBJECTS + ' Intl objects, whose memory its heap limit does not count: make one and reuse it');
+  };
+  const intl = g.Intl as Record<string, unknown> | undefined;
+  if (intl !== undefined) {
+    for (const name of objectKeys(Object.getOwnPropertyDescriptors(intl))) {
+      const original = intl[name];
+      if (typeof original !== 'function' || name.charCodeAt(0) < 65 || name.charCodeAt(0) > 90) continue;
+      const Original = original as (...args: unknown[]) => unknown;
+      const counted = function (this: unknown, ...args: unknown[]): unknown {
+        countIcuObject();
+        // Called without new, these constructors make an object too.
+        return new.target === undefined ? apply(Original, this, args) : construct(Original as unknown as new (...a: unknown[]) => unknown, args, new.target);
+      };
+      const prototype = (Original as unknown as { prototype: object }).prototype;
+      defineProperty(counted, 'prototype', { value: prototype, writable: false, enumerable: false, configurable: false });
+      defineProperty(counted, 'name', { value: name, configurable: true });
+      defineProperty(counted, 'length', { value: Original.length, configurable: true });
+      const statics = Object.getOwnPropertyDescriptors(Original) as Record<string, PropertyDescriptor>;
+      for (const key of objectKeys(statics)) if (key !== 'prototype' && key !== 'name' && key !== 'length') defineProperty(counted, key, statics[key] as PropertyDescriptor);
+      defineProperty(prototype, 'constructor', { value: counted, writable: true, enumerable: false, configurable: true });
+      defineProperty(intl, name, { value: counted, writable: true, enumerable: false, configurable: true });
+    }
+    // A segmenter makes an ICU break iterator per segment() and per iteration of its result.
+    const Segmenter = intl.Segmenter as (new (...args: unknown[]) => { segment(text: string): object }) | undefined;
+    if (typeof Segmenter === 'function') {
+      const segmenterPrototype = Segmenter.prototype as unknown as Record<string, unknown>;
+      const segment = segmenterPrototype.segment as (...args: unknown[]) => unknown;
+      defineProperty(segmenterPrototype, 'segment', { value: function segmentCounted(this: unknown, ...args: unknown[]): unknown { countIcuObject(); return apply(segment, this, args); }, writable: true, enumerable: false, configurable: true });
+      const segmentsPrototype = Object.getPrototypeOf(apply(segment, construct(Segmenter as unknown as new () => object, []), [''])) as Record<symbol, unknown>;
+      const iterate = segmentsPrototype[Symbol.iterator] as (...args: unknown[]) => unknown;
+      defineProperty(segmentsPrototype, Symbol.iterator, { value: function iterateCounted(this: unknown): unknown { countIcuObject(); return apply(iterate, this, []); }, writable: true, enumerable: false, configurable: true });
+      icuObjects = 0;
+      icuObjectsInRealm = 0;
+    }
+  }
+
   // console: each line goes to the host with the token of the call that is running, and is
   // dropped when none is (the host bounds how many lines and bytes one call may send).
   let runningToken: string | undefined;
@@ -392,6 +444,9 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
    */
   function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): string | undefined {
     runningToken = token;
+    icuObjects = 0;
+    // Told at the start, so the host knows before this call's answer: this realm is not reused.
+    if (icuObjectsInRealm > MAX_ICU_OBJECTS_PER_REALM) toHost(['spent', token]);
     let tool: Record<string, unknown> | undefined;
     let value: unknown;
     try {

@@ -52,8 +52,9 @@ export function callTaskBody(task: Extract<SandboxTask, { kind: 'call' }>, calls
     return {
       outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),
       bytesOut: report.payload.length,
-      // A realm that still waits on capability answers it will never get is not reused.
-      reusable: call.unanswered === 0,
+      // A realm that still waits on capability answers it will never get is not reused, nor one
+      // that made more ICU objects than a realm may keep (realm-bootstrap.ts).
+      reusable: call.unanswered === 0 && !call.spent,
     };
   };
   return { body, logs: () => opened?.logs(), requests: () => opened?.requests ?? 0 };

@@ -1,0 +1,38 @@
+// An Intl object holds ICU memory its isolate's heap limit does not count (a kept
+// DateTimeFormat about 26 KB beside a few bytes of heap): 80,000 of them in a 64 MiB isolate
+// once took a whole sandbox process past its 2 GiB ceiling, and its neighbours' calls with it.
+// A call may make 1,000; a warm realm that kept more than 2,000 in all is not reused.
+import type { ToolFailure, ToolResult } from '@airlock/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openTestSandbox } from './support/plugin-harness.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+const outcome = (result: ToolResult | undefined): unknown => (result === undefined ? 'missing' : result.isError ? (result as ToolFailure).error : result.value);
+
+async function open(): Promise<(name: string, args?: Record<string, unknown>) => Promise<unknown>> {
+  const opened = await openTestSandbox('hostile/icu-hoard.js', { realm: 'warm', limits: { cpuMs: 5000, timeoutMs: 20_000 } }, { threads: 1, processes: 1 });
+  cleanups.push(opened.close);
+  return async (name, args = {}) => outcome((await opened.engine.run([{ id: 'c', name, arguments: JSON.stringify(args) }], { tenant: 't' }))[0]);
+}
+
+describe('ICU memory a heap limit does not see', () => {
+  it('a call that makes more than 1,000 Intl objects fails with a reason; Intl used the ordinary way is unchanged', async () => {
+    const call = await open();
+    const ordinary = { date: '1/1/70', num: '1.234,5', inst: true, ctor: true, name: 'DateTimeFormat', sup: 'function', segs: ['hi', ' ', 'there'], loc: '1/1/1970, 12:00:00 AM' };
+    expect(await call('fmt')).toEqual(ordinary);
+    expect(await call('hoard', { n: 1500 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/more than 1000 Intl objects/) });
+    expect(await call('segs', { n: 1500 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/more than 1000 Intl objects/) });
+    expect(await call('fmt')).toEqual(ordinary);
+  });
+
+  it('a warm realm that kept more than 2,000 is not reused: the next call starts in a new one', async () => {
+    const call = await open();
+    const kept: unknown[] = [];
+    for (let i = 0; i < 5; i += 1) kept.push(await call('hoard', { n: 900 }));
+    expect(kept).toEqual([900, 1800, 2700, 3600, 900]);
+  });
+});
