@@ -2,7 +2,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { CancelledNotificationSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { rm } from 'node:fs/promises';
@@ -108,9 +108,14 @@ function behaviours(connect: (options?: { elicitation?: 'accept' | 'decline' }) 
     ['decline', true],
   ] as const)('ask with elicitation: the client answers %s', async (answer, isError) => {
     const { client, close } = await connect({ elicitation: answer });
+    const cancelled: unknown[] = [];
+    client.setNotificationHandler(CancelledNotificationSchema, (notification) => void cancelled.push(notification.params));
     try {
       const result = (await client.callTool({ name: 'delete_file', arguments: { path: 'notes/old.md' } })) as CallToolResult;
       expect(result.isError).toBe(isError);
+      // An answered question is not withdrawn afterwards (MCP cancels only requests in progress);
+      // a cancel would have come before the call's result, on the same stream.
+      expect(cancelled).toEqual([]);
       if (isError) expect(text(result)).toContain('PERMISSION_DENIED');
       else expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('"path":"notes/old.md"') });
     } finally {
@@ -461,6 +466,8 @@ describe('airlock serve: what plugins log reaches the client as MCP logging noti
       await client.setLoggingLevel('error');
       await client.callTool({ name: 'interleave', arguments: {} });
       expect(received.map((params) => params.data)).toEqual(['four {"n":4}', 'seven']);
+      // A level the protocol does not know: invalid params (-32602) that name the levels, not an internal error.
+      await expect(client.setLoggingLevel('loud' as 'error')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('params.level must be one of debug, info') });
     } finally {
       await client.close();
     }

@@ -8,12 +8,14 @@ import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { elicitationMessage } from './approval-prompt.js';
 import { visible } from './terminal-text.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, LoggingLevelSchema, McpError, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
 import { z } from 'zod';
 
 /** tools/call, with its params left to the SDK server's own check (see createMcpSession). */
 const CALL_TOOL_METHOD = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+/** logging/setLevel, its params checked here: the protocol's own check answered a bad level -32603 with a raw zod dump. */
+const SET_LEVEL_METHOD = z.object({ method: z.literal('logging/setLevel'), params: z.unknown() });
 
 /** The tools/call requests sessions are answering: serving over stdio waits for them once input ends. */
 export class CallsInFlight {
@@ -58,8 +60,10 @@ export function createMcpSession(options: McpSessionOptions): Server {
   const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {}, logging: {} } });
   // One server per session, so the level logging/setLevel sets is this session's alone.
   let minimum: LoggingLevel = 'debug';
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
-    minimum = request.params.level;
+  server.setRequestHandler(SET_LEVEL_METHOD, (loose) => {
+    const request = SetLevelRequestSchema.safeParse(loose);
+    if (!request.success) throw new McpError(ErrorCode.InvalidParams, `logging/setLevel: params.level must be one of ${LoggingLevelSchema.options.join(', ')}`);
+    minimum = request.data.params.level;
     return {};
   });
   // The tools/call request each running call came in on, by call id: an elicitation rides on
@@ -73,15 +77,28 @@ export function createMcpSession(options: McpSessionOptions): Server {
   const approver: Approver = async (request, signal) => {
     if (options.approveAll || options.approve.has(request.toolName)) return true;
     if (server.getClientCapabilities()?.elicitation === undefined) throw new Error('the MCP client does not support elicitation');
-    const answer = await server.elicitInput(
-      {
-        // Escaped like the terminal's prompt, and nothing cut without saying so.
-        message: elicitationMessage(request),
-        requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
-      },
-      { signal: options.clientGone === undefined ? signal : AbortSignal.any([signal, options.clientGone]), ...(relatedRequest(request.callId) === undefined ? {} : { relatedRequestId: relatedRequest(request.callId) }) },
-    );
-    return answer.action === 'accept' && answer.content?.approve === true;
+    // The question is withdrawn (notifications/cancelled) only while it waits: the engine ends
+    // the approval's signal once answered too, and MCP cancels only requests in progress.
+    const asking = new AbortController();
+    const withdraw = (): void => asking.abort();
+    const watched = options.clientGone === undefined ? [signal] : [signal, options.clientGone];
+    for (const watchedSignal of watched) {
+      if (watchedSignal.aborted) withdraw();
+      else watchedSignal.addEventListener('abort', withdraw, { once: true });
+    }
+    try {
+      const answer = await server.elicitInput(
+        {
+          // Escaped like the terminal's prompt, and nothing cut without saying so.
+          message: elicitationMessage(request),
+          requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
+        },
+        { signal: asking.signal, ...(relatedRequest(request.callId) === undefined ? {} : { relatedRequestId: relatedRequest(request.callId) }) },
+      );
+      return answer.action === 'accept' && answer.content?.approve === true;
+    } finally {
+      for (const watchedSignal of watched) watchedSignal.removeEventListener('abort', withdraw);
+    }
   };
 
   const tools = createEngine({
