@@ -1,5 +1,6 @@
 // Reads a transcript from a file or standard input, as JSON, with errors a person can act on.
 import { readFile } from 'node:fs/promises';
+import { firstRoundedInteger } from '@airlock/core';
 import { UsageError } from './usage-error.js';
 
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -26,6 +27,10 @@ export async function readJsonInput(source: string): Promise<unknown> {
     throw new UsageError(code === 'ENOENT' ? `${label}: no such file` : code === 'EISDIR' ? `${label}: is a folder, not a transcript file` : `${label}: cannot be read (${code ?? 'error'})`);
   }
   if (text.trim() === '') throw new UsageError(`${label}: is empty (expected a JSON transcript)`);
+  // A tool would get the rounded number with no word said (the check on argument text never
+  // sees an input that is already an object): refused here, where the text still says it.
+  const rounded = firstRoundedInteger(text);
+  if (rounded !== undefined) throw new UsageError(`${label}: holds the integer ${rounded.literal.length > 40 ? `${rounded.literal.slice(0, 40)}…` : rounded.literal}, which JSON cannot carry exactly (it would become ${rounded.becomes}); send it as a string`);
   try {
     // Editors on some systems start UTF-8 files with a byte-order mark: not part of the JSON.
     return JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text) as unknown;

@@ -14,6 +14,17 @@ export function jsonTextDepth(text: string): number {
   return scanJsonText(text).depth;
 }
 
+/**
+ * The first integer literal outside strings in JSON text that JSON.parse would round (past
+ * 2^53), and what it would become; undefined when there is none. For text whose numbers reach
+ * a tool as parsed values (an Anthropic or Gemini transcript's inputs), where the argument
+ * check (which reads argument text) would see only the rounded number.
+ */
+export function firstRoundedInteger(text: string): { readonly literal: string; readonly becomes: number } | undefined {
+  for (const [becomes, literal] of scanJsonText(text).rounded) return { literal, becomes };
+  return undefined;
+}
+
 export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: number; maxArgumentDepth: number }): ArgumentsOutcome {
   if (raw === undefined || raw === '') return { ok: true, value: {}, jsonLength: 2 }; // no arguments at all means "{}"
   if (typeof raw === 'string') {
