@@ -114,8 +114,8 @@ describe('airlock run', () => {
   });
 
   it('an integer past 2^53 in a transcript whose inputs are objects is refused, not rounded silently (exit 2)', async () => {
-    const message = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'notes/a.md', id: 9007199254740993 } }] };
-    const { code, stderr } = await airlock(['run', '-', '--plugins', PLUGINS], { input: JSON.stringify(message).replace('9007199254740992', '9007199254740993') });
+    const message = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'notes/a.md', id: 1 } }] };
+    const { code, stderr } = await airlock(['run', '-', '--plugins', PLUGINS], { input: JSON.stringify(message).replace('"id":1', '"id":9007199254740993') });
     expect(code).toBe(2);
     expect(oneLine(stderr)).toContain('standard input: holds the integer 9007199254740993, which JSON cannot carry exactly (it would become 9007199254740992)');
   });

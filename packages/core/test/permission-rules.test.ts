@@ -77,7 +77,9 @@ describe('path rules', () => {
     expect(files([{ path: '/tmp/a' }, { path: '/etc/passwd' }])).toBe('deny');
     expect(files([[{ path: '/etc/passwd' }]])).toBe('deny');
     expect(files([{ path: ['/tmp/a', '/etc/shadow'] }])).toBe('deny');
-    expect(files([{ path: '/tmp/a' }, { other: '/etc/passwd' }, null])).toBe('allow');
+    expect(files([{ path: '/tmp/a' }, { other: '/tmp/b' }, null])).toBe('allow');
+    // An entry without the key is looked through as a map: a string in it is judged (fail closed).
+    expect(files([{ path: '/tmp/a' }, { other: '/etc/passwd' }, null])).toBe('deny');
     // A string where the path expects an object ("a path or { path }"): not judged as a path, a deny fails closed.
     expect(files(['/etc/passwd'])).toBe('deny');
     expect(files('/etc/passwd')).toBe('deny');
@@ -100,6 +102,10 @@ describe('path rules', () => {
     expect(files({ a: { path: '/tmp/x' }, b: { path: '/etc/shadow' } })).toBe('deny');
     expect(files({ group: { a: [{ path: '/etc/shadow' }] } })).toBe('deny');
     expect(files({ a: { path: '/tmp/x' }, b: { name: 'no path' }, count: 2 })).toBe('allow');
+    // A map of "a path or { path }": the string entry is judged as the path itself.
+    expect(files({ a: '/etc/shadow' })).toBe('deny');
+    expect(files({ a: ['/etc/passwd'] })).toBe('deny');
+    expect(files({ a: '/tmp/ok', b: { path: '/tmp/x' } })).toBe('allow');
     const allowSrv = createPolicy({ default: 'deny', rules: [{ tool: 'copy', when: { 'files.path': '/srv/**' }, decision: 'allow' }] });
     const allowed = (value: unknown) => allowSrv.decide('copy', { files: value } as never, undefined).decision;
     expect(allowed({ a: { path: '/srv/a' }, b: { path: '/srv/b' } })).toBe('allow');

@@ -139,6 +139,14 @@ describe('provider calls and results round-trip', () => {
     ]);
     expect(ran).toEqual([{ cents: 700 }]);
     expect(results.map((result) => result.callId)).toEqual(['c2']);
+    // An output answers only a call before it: a server that numbers ids per response reuses them.
+    ran.length = 0;
+    await subject.runMessage('responses', [
+      { type: 'function_call', call_id: 'call_0', name: 'charge', arguments: '{"cents":500}' },
+      { type: 'function_call_output', call_id: 'call_0', output: 'ok' },
+      { type: 'function_call', call_id: 'call_0', name: 'charge', arguments: '{"cents":700}' },
+    ]);
+    expect(ran).toEqual([{ cents: 700 }]);
   });
 
   it('responses: parses function_call items and answers function_call_output', () => {

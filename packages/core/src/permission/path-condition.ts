@@ -68,7 +68,8 @@ function linearGlob(glob: string): (value: string) => boolean {
   // Without its "(?=.)" a star may match nothing at the very end: only "/" (the one normalized
   // value with an empty last segment) could tell, and picomatch answers it at no cost.
   const root = picomatch(body, { dot: true, flags: 's' })('/') === true;
-  const matches = (value: string): boolean => (value === '/' ? root : compiled.test(value));
+  // picomatch also takes a value equal to the glob's own text as a match.
+  const matches = (value: string): boolean => value === body || (value === '/' ? root : compiled.test(value));
   return negated ? (value) => !matches(value) : matches;
 }
 

@@ -71,9 +71,14 @@ function valuesAt(args: JsonObject, dottedPath: string): Found {
         if (Object.prototype.hasOwnProperty.call(value, key)) next.push((value as JsonObject)[key] as JsonValue);
         else if (depth > 0) {
           // A map's entries (or an object that holds the key further down): looked through.
-          for (const entry of Object.values(value)) if (entry !== null && typeof entry === 'object') visit(entry, true);
+          for (const entry of Object.values(value)) visit(entry, true);
         }
-      } else if (value !== null && !inMap) {
+      } else if (inMap) {
+        // A map's entry that is a string where { path } was expected (a schema taking "a path or
+        // { path }"): judged as the value itself, so it cannot hide from a deny; other scalars
+        // in a map are no paths, and are passed over.
+        if (typeof value === 'string') next.push(value);
+      } else if (value !== null) {
         // A string (or number) where the path expects an object: a schema that takes "a path or
         // { path }" gets the path itself here. It cannot be judged as the value the rule names.
         unjudgeable = true;

@@ -36,9 +36,16 @@ export const openaiResponses: ProviderFormat<OpenAIResponsesTool, OpenAIResponse
     const items = itemsOf(message);
     // An accumulated input list holds earlier turns too: a call that already has its output is
     // not run again (a charge made twice), only those still waiting for one.
-    const answered = new Set(items.filter((item) => isRecord(item) && item.type === 'function_call_output' && typeof item.call_id === 'string').map((item) => (item as { call_id: string }).call_id));
+    // An output answers a call before it only (a server may number ids per response and reuse one).
+    const lastOutput = new Map<string, number>();
+    items.forEach((item, index) => {
+      if (isRecord(item) && item.type === 'function_call_output' && typeof item.call_id === 'string') lastOutput.set(item.call_id, index);
+    });
+    const answered = (item: Record<string, unknown>, index: number): boolean => typeof item.call_id === 'string' && (lastOutput.get(item.call_id) ?? -1) > index;
     return items
-      .filter((item): item is Record<string, unknown> => isRecord(item) && item.type === 'function_call' && !(typeof item.call_id === 'string' && answered.has(item.call_id)))
+      .map((item, index) => ({ item, index }))
+      .filter((entry): entry is { item: Record<string, unknown>; index: number } => isRecord(entry.item) && entry.item.type === 'function_call' && !answered(entry.item, entry.index))
+      .map((entry) => entry.item)
       .map((item, index) => ({
         id: requireId(item.call_id, 'responses', `function_call[${index}].call_id`),
         name: requireString(item.name, 'responses', `function_call[${index}].name`),

@@ -15,7 +15,7 @@ const UNLOADED_MESSAGE = 'the plugin module did not finish loading (a top-level 
 export function decodeReport(kind: string, payload: string, maxOutputBytes: number, usage: Usage): SandboxOutcome {
   if (kind === 'ok') {
     if (payload.length > maxOutputBytes || Buffer.byteLength(payload, 'utf8') > maxOutputBytes) {
-      return { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result is larger than ${maxOutputBytes} bytes`, usage };
+      return { ok: false, code: 'OUTPUT_TOO_LARGE', message: "the result is larger than this tool may return", usage };
     }
     // Parsed once, where it is used (plugin/plugin-tools.ts): a parse here only to check it
     // cost a worker 1.2 ms for a 150 KB result.

@@ -44,6 +44,8 @@ function killedOnce(watchdog: Watchdog): boolean {
 const ZOMBIE_MS = 1000;
 /** How long after a task the isolates it evicted are disposed (isolate-slots.ts, disposeRetired). */
 const DISPOSE_RETIRED_AFTER_MS = 3;
+/** Intl objects an isolate's realms may make in all before it is replaced (each call may make 500: realm-bootstrap.ts). */
+const MAX_ICU_OBJECTS_PER_ISOLATE = 500;
 /** Smaller isolates are not worth a cold start: evicting them would free little. */
 const EVICTABLE_BYTES = 16 * 1024 * 1024;
 
@@ -117,6 +119,8 @@ export class IsolateRunner {
     let realm: Realm | undefined;
     let healthy = false;
     let reusable = false;
+    /** Healthy, but to be replaced after this call (see MAX_ICU_OBJECTS_PER_ISOLATE). */
+    let retire = false;
     slot.busy += 1;
     slot.served += 1;
     try {
@@ -145,6 +149,10 @@ export class IsolateRunner {
       if (outgrown !== undefined) return { ok: false, code: 'MEMORY_LIMIT', message: outgrown, usage: usageOf(watchdog, bytesIn, 0) };
       healthy = true;
       reusable = result.reusable;
+      // An isolate whose realms made many Intl objects holds memory its heap does not show
+      // (kept, or garbage a small heap never collects): replaced after this call.
+      slot.icuObjects += result.icuObjects ?? 0;
+      if (slot.icuObjects > MAX_ICU_OBJECTS_PER_ISOLATE) retire = true;
       return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));
     } catch (error) {
       if (error instanceof PluginLoadFailure) return loadFailure(error, usageOf(watchdog, bytesIn, 0));
@@ -156,7 +164,7 @@ export class IsolateRunner {
       watchdog.stop();
       for (const cleanup of cleanups) cleanup();
       if (realm !== undefined) this.#realms.giveBack(slot, realm, healthy && reusable && useWarm);
-      if (!healthy) this.#slots.discard(tenant, plugin, slot);
+      if (!healthy || retire) this.#slots.discard(tenant, plugin, slot);
       // A kill for CPU or time stops a task at once, unless a builtin ignores termination. (At the
       // heap limit isolated-vm disposes the isolate itself, and from Node 24 may never settle the
       // task: that is no zombie.)
@@ -170,7 +178,7 @@ export class IsolateRunner {
         // back: after a one-shot tenant's only call that realm would never serve anyone (about
         // 1.5 of the 9 ms of CPU a new tenant's call cost in all).
         () => {
-          if (healthy && !useWarm && slot.served > 1) this.#realms.prepareSpare(slot, plugin);
+          if (healthy && !retire && !useWarm && slot.served > 1) this.#realms.prepareSpare(slot, plugin);
         },
         // The next tenant new to this worker (or this one, after a kill) finds an isolate
         // with a realm built: its first call pays no isolate start.

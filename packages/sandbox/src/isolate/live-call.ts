@@ -52,7 +52,7 @@ export class LiveCall {
   #tasks = 0;
   #requests = 0;
   #unanswered = 0;
-  #spent = false;
+  #icuObjects = 0;
   #bytesInFlight = 0;
   readonly #logs: LogLine[] = [];
   #logBytes = 0;
@@ -82,13 +82,13 @@ export class LiveCall {
     return this.#unanswered;
   }
 
-  /** The realm said it holds too much the host cannot see (ICU objects): not to be reused. */
-  get spent(): boolean {
-    return this.#spent;
+  /** Intl objects the call's realm made while it ran (realm-bootstrap.ts): memory the heap does not show. */
+  get icuObjects(): number {
+    return this.#icuObjects;
   }
 
-  markSpent(): void {
-    this.#spent = true;
+  countIcuObjects(count: number): void {
+    if (Number.isSafeInteger(count) && count > 0) this.#icuObjects += count;
   }
 
   /**

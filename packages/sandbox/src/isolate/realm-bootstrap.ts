@@ -84,29 +84,37 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     delete (g.Atomics as Record<string, unknown>).waitAsync;
   }
 
+  /** The token of the call running now (set while its tool runs), for the console and the ICU count. */
+  let runningToken: string | undefined;
+
   // ICU objects hold native memory the isolate's heap limit does not count: a retained
   // Intl.DateTimeFormat about 26 KB beside a few bytes of heap, so 80,000 of them in a 64 MiB
   // isolate took its whole sandbox process (2 GiB) down, and every neighbour's call in it.
   // Each call (and the module's top level) may make MAX_ICU_OBJECTS of them; past that, a
-  // RangeError that says why. Formatters made and dropped by toLocaleString are collected as
-  // usual and not counted.
-  const MAX_ICU_OBJECTS = 1000;
-  /** A warm realm keeps what its calls made: past this many in all, the host does not reuse it. */
-  const MAX_ICU_OBJECTS_PER_REALM = 2000;
+  // RangeError that says why. The host hears how many each call made, and replaces an
+  // isolate whose realms made too many (kept, or garbage its small heap never collects).
+  // Formatters made and dropped inside toLocaleString are not counted. V8's own
+  // Intl.v8BreakIterator is not offered at all.
+  const MAX_ICU_OBJECTS = 500;
+  /** Made in the running call, against MAX_ICU_OBJECTS. */
   let icuObjects = 0;
-  let icuObjectsInRealm = 0;
+  /** Made since the host was last told (the module's top level's go with the first call). */
+  let icuObjectsUntold = 0;
   const construct = Reflect.construct;
   const RangeErrorIntrinsic = RangeError;
   const countIcuObject = (): void => {
     icuObjects += 1;
-    icuObjectsInRealm += 1;
+    icuObjectsUntold += 1;
     if (icuObjects > MAX_ICU_OBJECTS) throw new RangeErrorIntrinsic('Intl: this call made more than ' + MAX_ICU_OBJECTS + ' Intl objects, whose memory its heap limit does not count: make one and reuse it');
   };
   const intl = g.Intl as Record<string, unknown> | undefined;
   if (intl !== undefined) {
+    delete intl.v8BreakIterator;
     for (const name of objectKeys(Object.getOwnPropertyDescriptors(intl))) {
       const original = intl[name];
-      if (typeof original !== 'function' || name.charCodeAt(0) < 65 || name.charCodeAt(0) > 90) continue;
+      // Every constructor (a function with a prototype object); getCanonicalLocales and
+      // supportedValuesOf make no ICU object.
+      if (typeof original !== 'function' || typeof (original as { prototype?: unknown }).prototype !== 'object') continue;
       const Original = original as (...args: unknown[]) => unknown;
       const counted = function (this: unknown, ...args: unknown[]): unknown {
         countIcuObject();
@@ -132,13 +140,12 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       const iterate = segmentsPrototype[Symbol.iterator] as (...args: unknown[]) => unknown;
       defineProperty(segmentsPrototype, Symbol.iterator, { value: function iterateCounted(this: unknown): unknown { countIcuObject(); return apply(iterate, this, []); }, writable: true, enumerable: false, configurable: true });
       icuObjects = 0;
-      icuObjectsInRealm = 0;
+      icuObjectsUntold = 0;
     }
   }
 
   // console: each line goes to the host with the token of the call that is running, and is
   // dropped when none is (the host bounds how many lines and bytes one call may send).
-  let runningToken: string | undefined;
   function formatLogArgument(value: unknown): string {
     if (typeof value === 'string') return value;
     if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return String(value);
@@ -247,7 +254,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
    */
   function encodeResult(value: unknown, maxBytes: number): [kind: string, payload: string] {
     if (value === undefined) value = null;
-    if (typeof value === 'string' && value.length > maxBytes) return ['OUTPUT_TOO_LARGE', 'the result is larger than ' + maxBytes + ' bytes'];
+    if (typeof value === 'string' && value.length > maxBytes) return ['OUTPUT_TOO_LARGE', 'the result is larger than this tool may return'];
     let remaining = maxBytes;
     // Containers that already have an element written: the next one costs a comma.
     const started = new WeakSetIntrinsic<object>();
@@ -276,13 +283,13 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     try {
       text = apply(stringify, undefined, [value, replacer]) as string | undefined;
     } catch (error) {
-      if (error === tooLarge) return ['OUTPUT_TOO_LARGE', 'the result is larger than ' + maxBytes + ' bytes'];
+      if (error === tooLarge) return ['OUTPUT_TOO_LARGE', 'the result is larger than this tool may return'];
       // The serializer's own refusals (cycles, BigInt) mean "not JSON"; anything else was thrown by the plugin's toJSON or getters.
       if (error instanceof TypeErrorIntrinsic) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON (' + describeThrown(error) + ')'];
       return ['TOOL_ERROR', 'serializing the result threw: ' + describeThrown(error)];
     }
     if (typeof text !== 'string') return ['INVALID_TOOL_OUTPUT', 'the result is not JSON'];
-    if (text.length > maxBytes || (text.length * 3 > maxBytes && utf8Bytes(text, maxBytes) > maxBytes)) return ['OUTPUT_TOO_LARGE', 'the result is larger than ' + maxBytes + ' bytes'];
+    if (text.length > maxBytes || (text.length * 3 > maxBytes && utf8Bytes(text, maxBytes) > maxBytes)) return ['OUTPUT_TOO_LARGE', 'the result is larger than this tool may return'];
     return ['ok', text];
   }
 
@@ -424,9 +431,17 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   let kept: { token: string; text: string } | undefined;
 
   /** An outcome as the task's own answer: the host then needs no second message. */
+  /** Tells the host how many Intl objects were made since it last heard, with the call's outcome. */
+  function tellIcuObjects(token: string): void {
+    if (icuObjectsUntold === 0) return;
+    toHost(['icu', token, icuObjectsUntold]);
+    icuObjectsUntold = 0;
+  }
+
   function answer(outcome: [string, string]): string {
     const token = runningToken as string;
     runningToken = undefined;
+    tellIcuObjects(token);
     const text = outcome[0] + '\u0000' + outcome[1];
     kept = { token, text };
     return text;
@@ -445,8 +460,6 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): string | undefined {
     runningToken = token;
     icuObjects = 0;
-    // Told at the start, so the host knows before this call's answer: this realm is not reused.
-    if (icuObjectsInRealm > MAX_ICU_OBJECTS_PER_REALM) toHost(['spent', token]);
     let tool: Record<string, unknown> | undefined;
     let value: unknown;
     try {
@@ -473,6 +486,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       outcome = ['TOOL_ERROR', describeThrown(error)];
     }
     runningToken = undefined;
+    tellIcuObjects(token);
     toHost(['report', token, outcome[0], outcome[1]]);
   }
 

@@ -13,6 +13,8 @@ export interface BodyResult {
   readonly outcome: (usage: Usage) => SandboxOutcome;
   readonly bytesOut: number;
   readonly reusable: boolean;
+  /** Intl objects the task's realm made (calls only). */
+  readonly icuObjects?: number;
 }
 
 /** A task's work in its realm; `start` begins a task there under the watchdog, `atEnd` registers a cleanup. */
@@ -52,9 +54,9 @@ export function callTaskBody(task: Extract<SandboxTask, { kind: 'call' }>, calls
     return {
       outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),
       bytesOut: report.payload.length,
-      // A realm that still waits on capability answers it will never get is not reused, nor one
-      // that made more ICU objects than a realm may keep (realm-bootstrap.ts).
-      reusable: call.unanswered === 0 && !call.spent,
+      // A realm that still waits on capability answers it will never get is not reused.
+      reusable: call.unanswered === 0,
+      icuObjects: call.icuObjects,
     };
   };
   return { body, logs: () => opened?.logs(), requests: () => opened?.requests ?? 0 };
