@@ -430,7 +430,6 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // rejected that task instead (it does when the plugin left a promise rejected and unhandled).
   let kept: { token: string; text: string } | undefined;
 
-  /** An outcome as the task's own answer: the host then needs no second message. */
   /** Tells the host how many Intl objects were made since it last heard, with the call's outcome. */
   function tellIcuObjects(token: string): void {
     if (icuObjectsUntold === 0) return;
@@ -438,6 +437,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     icuObjectsUntold = 0;
   }
 
+  /** An outcome as the task's own answer: the host then needs no second message. */
   function answer(outcome: [string, string]): string {
     const token = runningToken as string;
     runningToken = undefined;
