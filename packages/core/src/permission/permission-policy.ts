@@ -50,9 +50,9 @@ const DECISIONS: ReadonlySet<string> = new Set(['allow', 'deny', 'ask']);
  * What the arguments hold at a dotted path. A list on the way is looked through, element by
  * element (`files.path` reaches the path of every entry of `files`), so wrapping an object in
  * a list cannot hide its value from a rule; a list at the end gives its entries. So is a map:
- * below the top level, an object without the key named is looked through too, each of its
- * values that is an object or a list (`files.path` reaches `files.a.path`), whatever shape its
- * schema gives the map (a `check` that could not tell it was one found nothing to refuse).
+ * below the top level, an object without the key named is looked through too: an object or list
+ * value as above, a string value as the path itself (`files.path` reaches `files.a.path` and
+ * `files.b` of "a path or { path }"), whatever shape its schema gives the map.
  */
 type Found =
   | { readonly kind: 'absent' }

@@ -59,10 +59,12 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
   const signal = scope.signal;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
+  // timeoutMs is host-only: the message says a deadline passed, not which.
+  const timedOut = `${call.name}: timed out (the host's deadline for this tool passed)`;
   if (timeoutMs !== undefined) {
     timer = setTimeout(() => {
       deadlinePassed = true;
-      scope.abort(new Error(`${call.name}: timed out (the host's deadline for this tool passed)`));
+      scope.abort(new Error(timedOut));
     }, timeoutMs);
   }
   let onAbort: (() => void) | undefined;
@@ -76,12 +78,12 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     const value = await Promise.race([body, stopped]);
     // A body that held the event loop past its deadline settles before the timer can fire:
     // the deadline passed all the same.
-    if (performance.now() > deadline && !callerSignal.aborted) return { ok: false, code: 'TIMEOUT', message: `${call.name}: timed out (the host's deadline for this tool passed)`, metadata };
+    if (performance.now() > deadline && !callerSignal.aborted) return { ok: false, code: 'TIMEOUT', message: timedOut, metadata };
     return { ok: true, value, metadata };
   } catch (error) {
     if (signal.aborted) reportLate(config, call, tenant, body);
     if (deadlinePassed && !callerSignal.aborted) {
-      return { ok: false, code: 'TIMEOUT', message: `${call.name}: timed out (the host's deadline for this tool passed)`, metadata };
+      return { ok: false, code: 'TIMEOUT', message: timedOut, metadata };
     }
     if (callerSignal.aborted && !ToolCallError.isInstance(error)) {
       // A body that was still queued (a sandboxed call waiting for a thread) says so by

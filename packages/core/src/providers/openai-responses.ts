@@ -34,18 +34,16 @@ export const openaiResponses: ProviderFormat<OpenAIResponsesTool, OpenAIResponse
     schemas.map((schema) => ({ type: 'function', name: schema.name, description: schema.description, parameters: schema.parameters, strict: false })),
   parseCalls(message: unknown): ToolCallRequest[] {
     const items = itemsOf(message);
-    // An accumulated input list holds earlier turns too: a call that already has its output is
-    // not run again (a charge made twice), only those still waiting for one.
-    // An output answers a call before it only (a server may number ids per response and reuse one).
+    // An accumulated input list holds earlier turns too: a call answered by an output after it
+    // is not run again (a charge made twice). Only a later output answers a call: a server may
+    // number ids per response and reuse one.
     const lastOutput = new Map<string, number>();
     items.forEach((item, index) => {
       if (isRecord(item) && item.type === 'function_call_output' && typeof item.call_id === 'string') lastOutput.set(item.call_id, index);
     });
-    const answered = (item: Record<string, unknown>, index: number): boolean => typeof item.call_id === 'string' && (lastOutput.get(item.call_id) ?? -1) > index;
+    const waiting = (item: Record<string, unknown>, index: number): boolean => typeof item.call_id !== 'string' || (lastOutput.get(item.call_id) ?? -1) < index;
     return items
-      .map((item, index) => ({ item, index }))
-      .filter((entry): entry is { item: Record<string, unknown>; index: number } => isRecord(entry.item) && entry.item.type === 'function_call' && !answered(entry.item, entry.index))
-      .map((entry) => entry.item)
+      .flatMap((item, index) => (isRecord(item) && item.type === 'function_call' && waiting(item, index) ? [item] : []))
       .map((item, index) => ({
         id: requireId(item.call_id, 'responses', `function_call[${index}].call_id`),
         name: requireString(item.name, 'responses', `function_call[${index}].name`),

@@ -110,7 +110,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   const intl = g.Intl as Record<string, unknown> | undefined;
   if (intl !== undefined) {
     delete intl.v8BreakIterator;
-    for (const name of objectKeys(Object.getOwnPropertyDescriptors(intl))) {
+    for (const name of Object.getOwnPropertyNames(intl)) {
       const original = intl[name];
       // Every constructor (a function with a prototype object); getCanonicalLocales and
       // supportedValuesOf make no ICU object.
@@ -248,13 +248,16 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
 
   const tooLarge = freeze(createNull(null));
 
+  /** An oversized result, in words that name no limit (maxOutputBytes is the host's). */
+  const TOO_LARGE_MESSAGE = 'the result is larger than this tool may return';
+
   /**
    * Serializes a result with its size counted as it is built, so an oversized value fails
    * before a copy of it is made: a 30 MiB string never gets its doubled JSON twin.
    */
   function encodeResult(value: unknown, maxBytes: number): [kind: string, payload: string] {
     if (value === undefined) value = null;
-    if (typeof value === 'string' && value.length > maxBytes) return ['OUTPUT_TOO_LARGE', 'the result is larger than this tool may return'];
+    if (typeof value === 'string' && value.length > maxBytes) return ['OUTPUT_TOO_LARGE', TOO_LARGE_MESSAGE];
     let remaining = maxBytes;
     // Containers that already have an element written: the next one costs a comma.
     const started = new WeakSetIntrinsic<object>();
@@ -283,13 +286,13 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     try {
       text = apply(stringify, undefined, [value, replacer]) as string | undefined;
     } catch (error) {
-      if (error === tooLarge) return ['OUTPUT_TOO_LARGE', 'the result is larger than this tool may return'];
+      if (error === tooLarge) return ['OUTPUT_TOO_LARGE', TOO_LARGE_MESSAGE];
       // The serializer's own refusals (cycles, BigInt) mean "not JSON"; anything else was thrown by the plugin's toJSON or getters.
       if (error instanceof TypeErrorIntrinsic) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON (' + describeThrown(error) + ')'];
       return ['TOOL_ERROR', 'serializing the result threw: ' + describeThrown(error)];
     }
     if (typeof text !== 'string') return ['INVALID_TOOL_OUTPUT', 'the result is not JSON'];
-    if (text.length > maxBytes || (text.length * 3 > maxBytes && utf8Bytes(text, maxBytes) > maxBytes)) return ['OUTPUT_TOO_LARGE', 'the result is larger than this tool may return'];
+    if (text.length > maxBytes || (text.length * 3 > maxBytes && utf8Bytes(text, maxBytes) > maxBytes)) return ['OUTPUT_TOO_LARGE', TOO_LARGE_MESSAGE];
     return ['ok', text];
   }
 
