@@ -203,6 +203,9 @@ describe('blast radius', () => {
     };
     // Two threads, no reserve: the far tenants fill them, in the other shard.
     const { engine } = await setup({ threads: 2, processes: 2, fairShare: { reserveThreads: 0 }, faults });
+    // Both shards' processes started and both far workers spawned first: on a loaded machine a
+    // cold start took seconds, so f2 ended late and m1 had not crashed yet when f1 ended.
+    await Promise.all([engine.run([stamp('w1', 300)], { tenant: far1! }), engine.run([stamp('w2', 300)], { tenant: far2! }), engine.run([stamp('w3', 0)], { tenant: neighbour! })]);
     const farQueued = [queued('f1'), queued('f2')];
     const f1 = engine.run([stamp('f1', 3000)], { tenant: far1! });
     const f2 = engine.run([stamp('f2', 800)], { tenant: far2! });
