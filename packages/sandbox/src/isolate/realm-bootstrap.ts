@@ -87,6 +87,46 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   /** The token of the call running now (set while its tool runs), for the console and the ICU count. */
   let runningToken: string | undefined;
 
+  const construct = Reflect.construct;
+  const RangeErrorIntrinsic = RangeError;
+  /**
+   * Puts `replacement` where the constructor `name` of `owner` was, as the same constructor to
+   * plugin code: its prototype (so instanceof and subclasses work), its statics, and the
+   * prototype's `constructor`, so no path back to the original is left.
+   */
+  const replaceConstructor = (owner: Record<string, unknown>, name: string, Original: (...args: unknown[]) => unknown, replacement: (...args: unknown[]) => unknown): void => {
+    const prototype = (Original as unknown as { prototype: object }).prototype;
+    defineProperty(replacement, 'prototype', { value: prototype, writable: false, enumerable: false, configurable: false });
+    defineProperty(replacement, 'name', { value: name, configurable: true });
+    defineProperty(replacement, 'length', { value: Original.length, configurable: true });
+    const statics = Object.getOwnPropertyDescriptors(Original) as Record<string | symbol, PropertyDescriptor>;
+    for (const key of Reflect.ownKeys(statics)) if (key !== 'prototype' && key !== 'name' && key !== 'length') defineProperty(replacement, key, statics[key] as PropertyDescriptor);
+    defineProperty(prototype, 'constructor', { value: replacement, writable: true, enumerable: false, configurable: true });
+    defineProperty(owner, name, { value: replacement, writable: true, enumerable: false, configurable: true });
+  };
+
+  // A resizable ArrayBuffer (and a growable SharedArrayBuffer) reserves its maxByteLength of
+  // address space up front and commits memory as it grows, outside the allocator
+  // isolated-vm counts: a 16 MiB plugin grew one to 1.3 GiB, and 32,000 reservations of
+  // 4 GiB left the sandbox process no address space, so a neighbour's next allocation
+  // aborted it. Only fixed-length buffers are offered; their memory counts.
+  const fixedLengthOnly = (name: string): void => {
+    const Original = g[name] as ((...args: unknown[]) => unknown) | undefined;
+    if (typeof Original !== 'function') return;
+    const fixed = function (this: unknown, ...args: unknown[]): unknown {
+      if (new.target === undefined) return apply(Original, this, args);
+      const options = args[1];
+      // Read once, and the options never reach the real constructor: a getter cannot answer twice.
+      if ((typeof options === 'object' && options !== null) || typeof options === 'function') {
+        if ((options as { maxByteLength?: unknown }).maxByteLength !== undefined) throw new RangeErrorIntrinsic(name + ': resizable and growable buffers are not available in the sandbox (their memory would not count against the plugin\'s limit); allocate the size you need');
+      }
+      return construct(Original as unknown as new (...a: unknown[]) => unknown, [args[0]], new.target);
+    };
+    replaceConstructor(g, name, Original, fixed);
+  };
+  fixedLengthOnly('ArrayBuffer');
+  fixedLengthOnly('SharedArrayBuffer');
+
   // ICU objects hold native memory the isolate's heap limit does not count: a retained
   // Intl.DateTimeFormat about 26 KB beside a few bytes of heap, so 80,000 of them in a 64 MiB
   // isolate took its whole sandbox process (2 GiB) down, and every neighbour's call in it.
@@ -100,8 +140,6 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   let icuObjects = 0;
   /** Made since the host was last told (the module's top level's go with the first call). */
   let icuObjectsUntold = 0;
-  const construct = Reflect.construct;
-  const RangeErrorIntrinsic = RangeError;
   const countIcuObject = (): void => {
     icuObjects += 1;
     icuObjectsUntold += 1;
@@ -121,14 +159,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
         // Called without new, these constructors make an object too.
         return new.target === undefined ? apply(Original, this, args) : construct(Original as unknown as new (...a: unknown[]) => unknown, args, new.target);
       };
-      const prototype = (Original as unknown as { prototype: object }).prototype;
-      defineProperty(counted, 'prototype', { value: prototype, writable: false, enumerable: false, configurable: false });
-      defineProperty(counted, 'name', { value: name, configurable: true });
-      defineProperty(counted, 'length', { value: Original.length, configurable: true });
-      const statics = Object.getOwnPropertyDescriptors(Original) as Record<string, PropertyDescriptor>;
-      for (const key of objectKeys(statics)) if (key !== 'prototype' && key !== 'name' && key !== 'length') defineProperty(counted, key, statics[key] as PropertyDescriptor);
-      defineProperty(prototype, 'constructor', { value: counted, writable: true, enumerable: false, configurable: true });
-      defineProperty(intl, name, { value: counted, writable: true, enumerable: false, configurable: true });
+      replaceConstructor(intl, name, Original, counted);
     }
     // A segmenter makes an ICU break iterator per segment() and per iteration of its result.
     const Segmenter = intl.Segmenter as (new (...args: unknown[]) => { segment(text: string): object }) | undefined;
