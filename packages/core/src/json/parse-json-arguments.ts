@@ -47,6 +47,7 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     // not be finite, or may be integers it rounded.
     const bad = freezeParsedJson(parsed as JsonValue, rounded);
     if (bad !== undefined) {
+      if ('prototypeKey' in bad) return prototypeKeyRefusal(bad.path);
       const literal = rounded.get(bad.value);
       if (literal !== undefined) return { ok: false, message: `${bad.path} is ${literal}, an integer a JSON number cannot hold exactly (it would arrive as ${String(bad.value)}); send it as a string` };
       return { ok: false, message: `${bad.path} is a number too large to represent (JSON numbers must be finite)` };
@@ -55,6 +56,8 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
   }
   try {
     const value = snapshotJson(raw, { label: 'arguments', maxDepth: limits.maxArgumentDepth });
+    const bad = freezeParsedJson(value);
+    if (bad !== undefined && 'prototypeKey' in bad) return prototypeKeyRefusal(bad.path);
     const text = JSON.stringify(value);
     if (Buffer.byteLength(text, 'utf8') > limits.maxArgumentBytes) return { ok: false, message: `arguments are larger than ${limits.maxArgumentBytes} bytes` };
     return { ok: true, value, jsonLength: text.length };
@@ -65,4 +68,9 @@ export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: num
     if (typeof maxDepth === 'number') return { ok: false, message: `arguments are nested deeper than ${maxDepth} levels (at ${String(path)})` };
     return { ok: false, message: error.message };
   }
+}
+
+/** No tool can declare a "__proto__" property (the validator refuses one), so no call needs to send it. */
+function prototypeKeyRefusal(path: string): ArgumentsOutcome {
+  return { ok: false, message: `${path === '(the root)' ? 'the arguments hold' : `${path} holds`} a key named "__proto__", which no tool takes (a tool copying its arguments would take it as their prototype); leave it out` };
 }
