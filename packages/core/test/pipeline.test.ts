@@ -365,11 +365,19 @@ describe('execute stage', () => {
     ['in /home/jane/two  spaces/x.txt', 'spaces|x.txt'],
     ['read ./config/prod/secrets.json', 'config|prod|secrets'],
     ['read \\\\server\\share\\dir\\file.txt', 'server|share|file'],
+    ["ENOENT: no such file or directory, open '/flag.txt'", 'flag'],
+    ['open /root', 'root'],
   ])('no part of a host path with spaces, letters beyond ASCII or a ~ survives: %s', async (thrown, leaks) => {
     const t = tool('t', { execute: () => { throw new Error(thrown); } });
     const [result] = await engine([t]).run([call('t')]);
     expect(failure(result).error.message).toContain('<path>');
     expect(failure(result).error.message).not.toMatch(new RegExp(leaks));
+  });
+
+  it('a slash between words or numbers is no path, and an async frame is a frame', async () => {
+    const t = tool('t', { execute: () => { throw new Error('and/or HTTP/1.1 at 3/4 of 10 km/h\n    at async Promise.all (index 0)'); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe('t: and/or HTTP/1.1 at 3/4 of 10 km/h');
   });
 
   it('a line of the message that starts with "at" but is no stack frame is kept', async () => {

@@ -1,15 +1,18 @@
 // Error text that reaches a model must not carry host paths or stack frames.
 const MAX_MESSAGE_CHARS = 2000;
-// A frame as V8 writes it: "at fn (file:1:2)", "at file:1:2", "at fn (native)", "at <anonymous>".
-const STACK_FRAME = /^\s*at .*(?::\d+:\d+\)?|\(native\)|<anonymous>\)?)\s*$/gm;
+// A frame as V8 writes it: "at fn (file:1:2)", "at file:1:2", "at fn (native)", "at <anonymous>",
+// "at async Promise.all (index 0)".
+const STACK_FRAME = /^\s*at .*(?::\d+:\d+\)?|\(native\)|\(index \d+\)|<anonymous>\)?)\s*$/gm;
 const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
 // A path segment: anything a file name holds but a slash, whitespace, quotes and angle
 // brackets; an apostrophe only inside a word (O'Brien); spaces (one or more, tabs, no-break)
 // only between words of a directory name that a slash still follows. The last segment ends
-// at the first space. A leading "~", "." or ".." goes with the path.
+// at the first space. A leading "~", "." or ".." goes with the path. One segment after a
+// slash is a path too ("/flag.txt", "/root"): the slash must not follow a letter, digit or
+// dot, so "and/or" and "HTTP/1.1" stay.
 const SEGMENT = String.raw`(?:[^\s/'"\x60<>]|'(?=[^\s/'"\x60<>]))+`;
 const SPACED = String.raw`${SEGMENT}(?:[ \t\u00a0]+${SEGMENT})*`;
-const POSIX_PATH = new RegExp(String.raw`(?<![\p{L}\p{N}_.~])(?:~|\.{1,2})?\/(?:${SPACED}\/)+(?:${SEGMENT})?`, 'gu');
+const POSIX_PATH = new RegExp(String.raw`(?<![\p{L}\p{N}_.~])(?:~|\.{1,2})?\/(?:(?:${SPACED}\/)+(?:${SEGMENT})?|${SEGMENT})`, 'gu');
 const WINDOWS_PATH = /(?:\b[A-Za-z]:|\\\\[^\\\s'"`]+)\\(?:[^\\\s'"`]+(?:[ \t\u00a0]+[^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
 
 export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, ifEmpty = 'the tool failed without a message'): string {
