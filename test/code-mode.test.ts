@@ -92,7 +92,7 @@ describe('every sub-call walks the pipeline; failures reject with code and messa
     expect(codes[0]).toMatch(/^INVALID_ARGS lookup_price: invalid arguments: .*item/);
     expect(codes[1]).toBe('PERMISSION_DENIED read_file: denied (system files are off limits)');
     expect(codes[2]).toBe('PERMISSION_DENIED lookup_price: denied by a guard (guarded items are not priced)');
-    expect(codes[3]).toMatch(/^CPU_LIMIT spin: used more than 200 ms of CPU time/);
+    expect(codes[3]).toMatch(/^CPU_LIMIT spin: used more than its CPU time limit$/);
     expect(codes[4]).toBe('APPROVAL_UNAVAILABLE send_email: the approver failed (nobody to ask)');
     expect(value(result).calls.map((call) => call.code)).toEqual(['INVALID_ARGS', 'PERMISSION_DENIED', 'PERMISSION_DENIED', 'CPU_LIMIT', 'APPROVAL_UNAVAILABLE']);
     expect(h.seen.secretRuns).toBe(0);

@@ -156,7 +156,7 @@ export class IsolateRunner {
       return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));
     } catch (error) {
       if (error instanceof PluginLoadFailure) return loadFailure(error, usageOf(watchdog, bytesIn, 0));
-      const killed = killedOutcome(failureCode(watchdog.killedFor, isolate.isDisposed), error, budget, usageOf(watchdog, bytesIn, 0));
+      const killed = killedOutcome(failureCode(watchdog.killedFor, isolate.isDisposed), error, usageOf(watchdog, bytesIn, 0));
       // Its tasks are told to stop, not yet stopped (#watchForZombie reports when they have).
       return killedOnce(watchdog) ? { ...killed, stillRunning: true } : killed;
     } finally {

@@ -4,7 +4,7 @@
 import type ivm from './ivm.js';
 import type { SandboxFailureCode, SandboxOutcome, Usage } from '../worker/worker-protocol.js';
 import type { PluginLoadFailure } from './realm.js';
-import type { Budget, Watchdog } from './watchdog.js';
+import type { Watchdog } from './watchdog.js';
 
 const MIB = 1024 * 1024;
 /**
@@ -59,14 +59,16 @@ export function loadFailure(error: PluginLoadFailure, usage: Usage): SandboxOutc
 }
 
 /** A task the watchdog killed, or whose sandbox failed under it: the code the host decided. */
-export function killedOutcome(code: SandboxFailureCode, error: unknown, budget: Budget, usage: Usage): SandboxOutcome {
-  return { ok: false, code, message: code === 'SANDBOX_CRASH' ? `the sandbox failed: ${hostMessage(error)}` : describeLimit(code, budget), usage };
+export function killedOutcome(code: SandboxFailureCode, error: unknown, usage: Usage): SandboxOutcome {
+  return { ok: false, code, message: code === 'SANDBOX_CRASH' ? `the sandbox failed: ${hostMessage(error)}` : describeLimit(code), usage };
 }
 
-function describeLimit(code: SandboxFailureCode, budget: Budget): string {
+function describeLimit(code: SandboxFailureCode): string {
   switch (code) {
+    // No figure: the model reads this, and the manifest's limits are the host's (TIMEOUT
+    // and OUTPUT_TOO_LARGE name none either). The host has the call's usage.
     case 'CPU_LIMIT':
-      return `used more than ${budget.cpuMs} ms of CPU time`;
+      return 'used more than its CPU time limit';
     case 'TIMEOUT':
       return 'did not finish within its deadline';
     case 'MEMORY_LIMIT':

@@ -22,6 +22,13 @@ function splitLocation(message: string): { location: string; text: string } {
   return { location: `:${match[1]}:${match[2]}`, text: message.replace(match[0], '') };
 }
 
+/** Which manifest limit a load ran out of, for the plugin's author. */
+const LIMIT_READ: Record<'CPU_LIMIT' | 'TIMEOUT' | 'MEMORY_LIMIT', string> = {
+  CPU_LIMIT: ": the manifest's limits.cpuMs",
+  TIMEOUT: ": the manifest's limits.timeoutMs, from 1 s up to 5 s",
+  MEMORY_LIMIT: ": the manifest's limits.memoryMb",
+};
+
 export function explainLoadFailure(failure: { code: SandboxFailureCode; message: string }, source: string, modulePath: string): string {
   const raw = stripPrefix(failure.message);
   const { location, text } = splitLocation(raw);
@@ -30,7 +37,7 @@ export function explainLoadFailure(failure: { code: SandboxFailureCode; message:
     case 'CPU_LIMIT':
     case 'TIMEOUT':
     case 'MEMORY_LIMIT':
-      return `${at}: loading the module ${text} (${failure.code}${failure.code === 'TIMEOUT' ? ": the manifest's limits.timeoutMs, from 1 s up to 5 s" : ''}); a module's top level should only define its tools`;
+      return `${at}: loading the module ${text} (${failure.code}${LIMIT_READ[failure.code]}); a module's top level should only define its tools`;
     case 'ABORTED_BEFORE_DISPATCH':
       // Remote executors: nothing took the load, so nothing about the module is known yet.
       return `${modulePath}: not loaded: ${text}`;
