@@ -71,6 +71,9 @@ export function createMcpSession(options: McpSessionOptions): Server {
   // standalone stream, which the client may not have opened yet: the question was lost and
   // the call waited for an answer that never came.
   const callRequests = new Map<string, RequestId>();
+  // The engine's call ids are this session's own: a client's request ids 1 and "1" would be
+  // one call id, and whichever call ended first took the other's request away.
+  let callsStarted = 0;
   // A Code Mode program's sub-calls are named "<call id>/run_code.<n>": they ask on the program's request.
   const relatedRequest = (callId: string): RequestId | undefined => callRequests.get(callId) ?? callRequests.get(callId.slice(0, Math.max(0, callId.lastIndexOf('/'))));
 
@@ -135,7 +138,8 @@ export function createMcpSession(options: McpSessionOptions): Server {
     options.calls?.start();
     try {
       options.log(`${logName(options.tenant)} ${logName(request.params.name)} started`);
-      const callId = String(extra.requestId);
+      callsStarted += 1;
+      const callId = `call-${callsStarted}`;
       callRequests.set(callId, extra.requestId);
       let result;
       try {
