@@ -6,15 +6,15 @@ import type { CallRegistry } from './call-registry.js';
 import { decodeEnvelope, decodeReport } from './decode-outcome.js';
 import type ivm from './ivm.js';
 import type { LiveCall } from './live-call.js';
-import type { CallLogs, CapabilityHandler, SandboxOutcome, SandboxTask, Usage } from '../worker/worker-protocol.js';
+import { NO_USAGE, type CallLogs, type CapabilityHandler, type SandboxOutcome, type SandboxTask, type Usage } from '../worker/worker-protocol.js';
 
 /** What a task's body hands back: its outcome once usage is known, and whether its realm may serve again. */
 export interface BodyResult {
   readonly outcome: (usage: Usage) => SandboxOutcome;
   readonly bytesOut: number;
   readonly reusable: boolean;
-  /** Intl objects the task's realm made (calls only). */
-  readonly icuObjects?: number;
+  /** Native units the task's realm made (calls only; realm-bootstrap.ts). */
+  readonly nativeUnits?: number;
 }
 
 /** A task's work in its realm; `start` begins a task there under the watchdog, `atEnd` registers a cleanup. */
@@ -54,9 +54,11 @@ export function callTaskBody(task: Extract<SandboxTask, { kind: 'call' }>, calls
     return {
       outcome: (usage) => decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, usage),
       bytesOut: report.payload.length,
-      // A realm that still waits on capability answers it will never get is not reused.
-      reusable: call.unanswered === 0,
-      icuObjects: call.icuObjects,
+      // A warm realm serves again only after a call that succeeded: one that failed (its own
+      // throw included) may have left its realm half-changed, and one that still waits on
+      // capability answers it will never get is stuck.
+      reusable: call.unanswered === 0 && decodeReport(report.kind, report.payload, task.plugin.limits.maxOutputBytes, NO_USAGE).ok,
+      nativeUnits: call.nativeUnits,
     };
   };
   return { body, logs: () => opened?.logs(), requests: () => opened?.requests ?? 0 };
