@@ -22,7 +22,7 @@ export class CallRegistry {
     if (kind === 'report' && typeof a === 'string' && typeof b === 'string') call.report(a, b);
     else if (kind === 'capability' && typeof a === 'number' && typeof b === 'string' && typeof c === 'string') call.request(a, b, c);
     else if (kind === 'log' && typeof a === 'string' && typeof b === 'string') call.log(a, b);
-    else if (kind === 'icu' && typeof a === 'number') call.countIcuObjects(a);
+    else if (kind === 'native' && typeof a === 'number') call.countNativeUnits(a);
   }
 
   open(options: Omit<LiveCallOptions, 'token'>): LiveCall {

@@ -44,8 +44,11 @@ function killedOnce(watchdog: Watchdog): boolean {
 const ZOMBIE_MS = 1000;
 /** How long after a task the isolates it evicted are disposed (isolate-slots.ts, disposeRetired). */
 const DISPOSE_RETIRED_AFTER_MS = 3;
-/** Intl objects an isolate's realms may make in all before it is replaced (each call may make 500: realm-bootstrap.ts). */
-const MAX_ICU_OBJECTS_PER_ISOLATE = 500;
+/**
+ * Native units (an Intl object 1, a WebAssembly memory or instance 32: realm-bootstrap.ts) an
+ * isolate's realms may make in all before it is replaced.
+ */
+const MAX_NATIVE_UNITS_PER_ISOLATE = 500;
 /** Smaller isolates are not worth a cold start: evicting them would free little. */
 const EVICTABLE_BYTES = 16 * 1024 * 1024;
 
@@ -119,7 +122,7 @@ export class IsolateRunner {
     let realm: Realm | undefined;
     let healthy = false;
     let reusable = false;
-    /** Healthy, but to be replaced after this call (see MAX_ICU_OBJECTS_PER_ISOLATE). */
+    /** Healthy, but to be replaced after this call (see MAX_NATIVE_UNITS_PER_ISOLATE). */
     let retire = false;
     slot.busy += 1;
     slot.served += 1;
@@ -149,10 +152,11 @@ export class IsolateRunner {
       if (outgrown !== undefined) return { ok: false, code: 'MEMORY_LIMIT', message: outgrown, usage: usageOf(watchdog, bytesIn, 0) };
       healthy = true;
       reusable = result.reusable;
-      // An isolate whose realms made many Intl objects holds memory its heap does not show
-      // (kept, or garbage a small heap never collects): replaced after this call.
-      slot.icuObjects += result.icuObjects ?? 0;
-      if (slot.icuObjects > MAX_ICU_OBJECTS_PER_ISOLATE) retire = true;
+      // An isolate whose realms made many Intl objects or WebAssembly memories holds memory or
+      // address space its heap does not show (kept, or garbage a small heap never collects):
+      // replaced after this call.
+      slot.nativeUnits += result.nativeUnits ?? 0;
+      if (slot.nativeUnits > MAX_NATIVE_UNITS_PER_ISOLATE) retire = true;
       return result.outcome(usageOf(watchdog, bytesIn, result.bytesOut));
     } catch (error) {
       if (error instanceof PluginLoadFailure) return loadFailure(error, usageOf(watchdog, bytesIn, 0));

@@ -28,12 +28,12 @@ export interface IsolateSlot {
   busy: number;
   /** Tasks its tenant ran in it: a spare realm is built only for a tenant that came back. */
   served: number;
-  /** Intl objects its realms made (realm-bootstrap.ts): native memory its heap does not show. */
-  icuObjects: number;
+  /** Native units its realms made (Intl objects, WebAssembly memories: realm-bootstrap.ts): memory its heap does not show. */
+  nativeUnits: number;
 }
 
-/** What an Intl object may hold beside its heap, as eviction reckons it (a DateTimeFormat that formatted a range: about 75 KB). */
-export const ICU_OBJECT_BYTES = 80 * 1024;
+/** What a native unit may hold beside its heap, as eviction reckons it (an Intl DateTimeFormat that formatted a range: about 75 KB). */
+export const NATIVE_UNIT_BYTES = 80 * 1024;
 
 export interface IsolateOwner {
   readonly tenant: string;
@@ -146,7 +146,7 @@ export class IsolateSlots {
         }
       },
     });
-    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner, busy: 0, served: 0, icuObjects: 0 };
+    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner, busy: 0, served: 0, nativeUnits: 0 };
     return slot;
   }
 
@@ -172,7 +172,7 @@ export class IsolateSlots {
       if (slot.busy > 0 || slot.isolate.isDisposed) continue;
       let bytes: number;
       try {
-        bytes = heapBytesOf(slot.isolate) + slot.icuObjects * ICU_OBJECT_BYTES;
+        bytes = heapBytesOf(slot.isolate) + slot.nativeUnits * NATIVE_UNIT_BYTES;
       } catch {
         continue; // disposed meanwhile
       }

@@ -52,7 +52,7 @@ export class LiveCall {
   #tasks = 0;
   #requests = 0;
   #unanswered = 0;
-  #icuObjects = 0;
+  #nativeUnits = 0;
   #bytesInFlight = 0;
   readonly #logs: LogLine[] = [];
   #logBytes = 0;
@@ -82,13 +82,13 @@ export class LiveCall {
     return this.#unanswered;
   }
 
-  /** Intl objects the call's realm made while it ran (realm-bootstrap.ts): memory the heap does not show. */
-  get icuObjects(): number {
-    return this.#icuObjects;
+  /** Native units the call's realm made while it ran (Intl objects, WebAssembly memories: realm-bootstrap.ts): memory the heap does not show. */
+  get nativeUnits(): number {
+    return this.#nativeUnits;
   }
 
-  countIcuObjects(count: number): void {
-    if (Number.isSafeInteger(count) && count > 0) this.#icuObjects += count;
+  countNativeUnits(count: number): void {
+    if (Number.isSafeInteger(count) && count > 0) this.#nativeUnits += count;
   }
 
   /**

@@ -131,18 +131,19 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // Intl.DateTimeFormat about 26 KB beside a few bytes of heap, so 80,000 of them in a 64 MiB
   // isolate took its whole sandbox process (2 GiB) down, and every neighbour's call in it.
   // Each call (and the module's top level) may make MAX_ICU_OBJECTS of them; past that, a
-  // RangeError that says why. The host hears how many each call made, and replaces an
-  // isolate whose realms made too many (kept, or garbage its small heap never collects).
+  // RangeError that says why. The host hears how many native units (one per Intl object) each
+  // call made, and replaces an isolate whose realms made too many (kept, or garbage its small
+  // heap never collects).
   // Formatters made and dropped inside toLocaleString are not counted. V8's own
   // Intl.v8BreakIterator is not offered at all.
   const MAX_ICU_OBJECTS = 500;
   /** Made in the running call, against MAX_ICU_OBJECTS. */
   let icuObjects = 0;
-  /** Made since the host was last told (the module's top level's go with the first call). */
-  let icuObjectsUntold = 0;
+  /** Native units made since the host was last told (the module's top level's go with the first call). */
+  let nativeUnitsUntold = 0;
   const countIcuObject = (): void => {
     icuObjects += 1;
-    icuObjectsUntold += 1;
+    nativeUnitsUntold += 1;
     if (icuObjects > MAX_ICU_OBJECTS) throw new RangeErrorIntrinsic('Intl: this call made more than ' + MAX_ICU_OBJECTS + ' Intl objects, whose memory its heap limit does not count: make one and reuse it');
   };
   const intl = g.Intl as Record<string, unknown> | undefined;
@@ -171,7 +172,35 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       const iterate = segmentsPrototype[Symbol.iterator] as (...args: unknown[]) => unknown;
       defineProperty(segmentsPrototype, Symbol.iterator, { value: function iterateCounted(this: unknown): unknown { countIcuObject(); return apply(iterate, this, []); }, writable: true, enumerable: false, configurable: true });
       icuObjects = 0;
-      icuObjectsUntold = 0;
+      nativeUnitsUntold = 0;
+    }
+  }
+
+  // A WebAssembly memory reserves about 10 GiB of address space, committed or not, and is a
+  // few bytes of heap: 13,000 of them from a 16 MiB warm plugin left its sandbox process no
+  // room for another tenant's memory (resident memory 100 MiB, so no ceiling saw it). With
+  // the grant, a call (or the module's top level) may make MAX_WASM_MEMORIES memories and
+  // instances (an instance may define its own); each counts WASM_NATIVE_UNITS towards its
+  // isolate's replacement.
+  const MAX_WASM_MEMORIES = 8;
+  const WASM_NATIVE_UNITS = 32;
+  let wasmMemories = 0;
+  const wasm = g.WebAssembly as Record<string, unknown> | undefined;
+  if (wasm !== undefined) {
+    const countWasmMemory = (): void => {
+      wasmMemories += 1;
+      nativeUnitsUntold += WASM_NATIVE_UNITS;
+      if (wasmMemories > MAX_WASM_MEMORIES) throw new RangeErrorIntrinsic('WebAssembly: this call made more than ' + MAX_WASM_MEMORIES + ' memories and instances, whose address space its heap limit does not count: make one and reuse it');
+    };
+    for (const name of ['Memory', 'Instance']) {
+      const Original = wasm[name] as ((...args: unknown[]) => unknown) | undefined;
+      if (typeof Original !== 'function') continue;
+      const counted = function (this: unknown, ...args: unknown[]): unknown {
+        if (new.target === undefined) return apply(Original, this, args);
+        countWasmMemory();
+        return construct(Original as unknown as new (...a: unknown[]) => unknown, args, new.target);
+      };
+      replaceConstructor(wasm, name, Original, counted);
     }
   }
 
@@ -464,18 +493,18 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // rejected that task instead (it does when the plugin left a promise rejected and unhandled).
   let kept: { token: string; text: string } | undefined;
 
-  /** Tells the host how many Intl objects were made since it last heard, with the call's outcome. */
-  function tellIcuObjects(token: string): void {
-    if (icuObjectsUntold === 0) return;
-    toHost(['icu', token, icuObjectsUntold]);
-    icuObjectsUntold = 0;
+  /** Tells the host how many native units were made since it last heard, with the call's outcome. */
+  function tellNativeUnits(token: string): void {
+    if (nativeUnitsUntold === 0) return;
+    toHost(['native', token, nativeUnitsUntold]);
+    nativeUnitsUntold = 0;
   }
 
   /** An outcome as the task's own answer: the host then needs no second message. */
   function answer(outcome: [string, string]): string {
     const token = runningToken as string;
     runningToken = undefined;
-    tellIcuObjects(token);
+    tellNativeUnits(token);
     const text = outcome[0] + '\u0000' + outcome[1];
     kept = { token, text };
     return text;
@@ -494,6 +523,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): string | undefined {
     runningToken = token;
     icuObjects = 0;
+    wasmMemories = 0;
     let tool: Record<string, unknown> | undefined;
     let value: unknown;
     try {
@@ -520,7 +550,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       outcome = ['TOOL_ERROR', describeThrown(error)];
     }
     runningToken = undefined;
-    tellIcuObjects(token);
+    tellNativeUnits(token);
     toHost(['report', token, outcome[0], outcome[1]]);
   }
 
