@@ -103,6 +103,7 @@ describe('airlock run', () => {
 
   it.each([
     ['a missing file', ['run', 'nope.json', '--plugins', PLUGINS], 'nope.json: no such file'],
+    ['a file with no end (a device)', ['run', '/dev/zero', '--plugins', PLUGINS], '/dev/zero is larger than 67108864 bytes'],
     ['malformed JSON', ['run', '-', '--plugins', PLUGINS], 'standard input: not valid JSON'],
     ['a message without tool calls', ['run', `${T}/no-tool-calls.json`, '--plugins', PLUGINS], 'the last assistant message has no tool calls'],
     ['a transcript without --plugins', ['run', 'examples/transcript.json'], '--plugins <dir> is required'],

@@ -1,16 +1,17 @@
 // Reads a transcript from a file or standard input, as JSON, with errors a person can act on.
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { firstRoundedInteger } from '@airlock/core';
 import { UsageError } from './usage-error.js';
 
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
 
-async function readStdin(): Promise<string> {
+/** Reads a stream up to MAX_INPUT_BYTES: a file may be a device or a FIFO with no size to check first (/dev/zero). */
+async function readBounded(stream: AsyncIterable<Buffer>, label: string): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+  for await (const chunk of stream) {
     size += chunk.length;
-    if (size > MAX_INPUT_BYTES) throw new UsageError(`standard input is larger than ${MAX_INPUT_BYTES} bytes`);
+    if (size > MAX_INPUT_BYTES) throw new UsageError(`${label} is larger than ${MAX_INPUT_BYTES} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -20,7 +21,7 @@ export async function readJsonInput(source: string): Promise<unknown> {
   const label = source === '-' ? 'standard input' : source;
   let text: string;
   try {
-    text = source === '-' ? await readStdin() : await readFile(source, 'utf8');
+    text = source === '-' ? await readBounded(process.stdin as AsyncIterable<Buffer>, label) : await readBounded(createReadStream(source), label);
   } catch (error) {
     if (UsageError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
