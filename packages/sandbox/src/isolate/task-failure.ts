@@ -50,7 +50,8 @@ export function heapBytesOf(isolate: ivm.Isolate): number {
  */
 export function heapOvershoot(heapBytes: number, memoryMb: number): string | undefined {
   if (heapBytes <= HEAP_OVERSHOOT_FACTOR * memoryMb * MIB + HEAP_OVERSHOOT_SLACK_BYTES) return undefined;
-  return `exceeded its memory limit (${Math.round(heapBytes / MIB)} MiB of ${memoryMb} MiB)`;
+  // No figures: the model reads this (the host has the manifest).
+  return 'exceeded its memory limit';
 }
 
 /** Compile and load errors (a SyntaxError, a bad import) are the plugin's own; host stacks are not. */
