@@ -1,7 +1,9 @@
 // With the webAssembly grant, a WebAssembly memory reserves about 10 GiB of address space and
 // is a few bytes of heap: 13,000 of them from a 16 MiB warm plugin left its sandbox process
-// (resident memory 100 MiB, so no ceiling saw it) no room for another tenant's memory. A call
-// may make 8 memories and instances, and an isolate whose realms made 16 in all is replaced.
+// (resident memory 100 MiB, so no ceiling saw it) no room for another tenant's memory. A realm
+// may make 4 memories and instances in its whole life, whatever code makes them (a call, what
+// it left to run after its answer, a classifier), and the host counts every realm it builds
+// for such a plugin as 4 of them towards replacing the isolate: 128 of its 500 native units.
 import type { ToolFailure, ToolResult } from '@airlock/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTestSandbox } from './support/plugin-harness.js';
@@ -20,18 +22,24 @@ async function open(): Promise<(name: string, args?: Record<string, unknown>) =>
 }
 
 describe('WebAssembly address space a heap limit does not see', () => {
-  it('a call that makes more than 8 memories and instances fails with a reason; WebAssembly used the ordinary way is unchanged', async () => {
+  it('a realm that makes more than 4 memories and instances fails with a reason, after its answer too; WebAssembly used the ordinary way is unchanged', async () => {
     const call = await open();
     const ordinary = { instance: true, memory: 65536, ctor: true, name: 'Memory' };
     expect(await call('ordinary')).toEqual(ordinary);
-    expect(await call('hoard', { n: 9 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/more than 8 memories and instances/) });
+    // Two made above: two more fit in this realm, the fifth does not.
+    expect(await call('hoard', { n: 2 })).toBe(2);
+    expect(await call('hoard', { n: 1 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/realm made more than 4 memories and instances/) });
+    // That failure dropped the realm. In the new one, memories made once the call answered count too.
+    expect(await call('after', { n: 4 })).toBe('answered');
+    expect(await call('hoard', { n: 1 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/more than 4/) });
     expect(await call('ordinary')).toEqual(ordinary);
   });
 
-  it('the call in which an isolate passes 16 in all is its last: the next call starts in a new one', async () => {
+  it('each realm built for the plugin counts 128 native units: beside 373 Intl objects, the isolate is replaced', async () => {
     const call = await open();
-    const kept: unknown[] = [];
-    for (let i = 0; i < 5; i += 1) kept.push(await call('hoard', { n: 6 }));
-    expect(kept).toEqual([6, 12, 18, 6, 12]);
+    // One realm (128) and 300 Intl objects: 428 of 500. Then 73 more: 501, the isolate's last call.
+    expect(await call('intl', { n: 300 })).toBe(300);
+    expect(await call('intl', { n: 73 })).toBe(373);
+    expect(await call('intl', { n: 1 })).toBe(1);
   });
 });

@@ -45,8 +45,8 @@ const ZOMBIE_MS = 1000;
 /** How long after a task the isolates it evicted are disposed (isolate-slots.ts, disposeRetired). */
 const DISPOSE_RETIRED_AFTER_MS = 3;
 /**
- * Native units (an Intl object 1, a WebAssembly memory or instance 32: realm-bootstrap.ts) an
- * isolate's realms may make in all before it is replaced.
+ * Native units an isolate's realms may make in all before it is replaced: an Intl object 1
+ * (realm-bootstrap.ts), and every realm of a WebAssembly-granted plugin 128 (realm-supply.ts).
  */
 const MAX_NATIVE_UNITS_PER_ISOLATE = 500;
 /** Smaller isolates are not worth a cold start: evicting them would free little. */

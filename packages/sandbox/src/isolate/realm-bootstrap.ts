@@ -31,7 +31,7 @@ interface Waiter {
 
 type Descriptor = Record<string, unknown>;
 
-export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean): RealmEntry {
+export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmMemoriesPerRealm: number): RealmEntry {
   'use strict';
   const g = globalThis as unknown as Record<string, unknown>;
   const apply = Reflect.apply;
@@ -179,18 +179,16 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // A WebAssembly memory reserves about 10 GiB of address space, committed or not, and is a
   // few bytes of heap: 13,000 of them from a 16 MiB warm plugin left its sandbox process no
   // room for another tenant's memory (resident memory 100 MiB, so no ceiling saw it). With
-  // the grant, a call (or the module's top level) may make MAX_WASM_MEMORIES memories and
-  // instances (an instance may define its own); each counts WASM_NATIVE_UNITS towards its
-  // isolate's replacement.
-  const MAX_WASM_MEMORIES = 8;
-  const WASM_NATIVE_UNITS = 32;
+  // the grant, a realm may make wasmMemoriesPerRealm memories and instances (an instance may
+  // define its own) in its whole life, whatever runs then (a call, its leftover microtasks, a
+  // classifier, the top level); the host counts every realm it builds as having made them all
+  // (realm-supply.ts), so nothing here needs telling.
   let wasmMemories = 0;
   const wasm = g.WebAssembly as Record<string, unknown> | undefined;
   if (wasm !== undefined) {
     const countWasmMemory = (): void => {
       wasmMemories += 1;
-      nativeUnitsUntold += WASM_NATIVE_UNITS;
-      if (wasmMemories > MAX_WASM_MEMORIES) throw new RangeErrorIntrinsic('WebAssembly: this call made more than ' + MAX_WASM_MEMORIES + ' memories and instances, whose address space its heap limit does not count: make one and reuse it');
+      if (wasmMemories > wasmMemoriesPerRealm) throw new RangeErrorIntrinsic('WebAssembly: this realm made more than ' + wasmMemoriesPerRealm + ' memories and instances, whose address space its heap limit does not count: make one and reuse it');
     };
     for (const name of ['Memory', 'Instance']) {
       const Original = wasm[name] as ((...args: unknown[]) => unknown) | undefined;
@@ -523,7 +521,6 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   function call(namespace: Record<string, unknown>, token: string, name: string, argsJson: string, maxBytes: number, contextJson: string): string | undefined {
     runningToken = token;
     icuObjects = 0;
-    wasmMemories = 0;
     let tool: Record<string, unknown> | undefined;
     let value: unknown;
     try {
