@@ -1,7 +1,8 @@
 // With the webAssembly grant, a WebAssembly memory reserves about 10 GiB of address space and
 // is a few bytes of heap: 13,000 of them from a 16 MiB warm plugin left its sandbox process
-// (resident memory 100 MiB, so no ceiling saw it) no room for another tenant's memory. A realm
-// may make 4 memories and instances in its whole life, whatever code makes them (a call, what
+// (resident memory 100 MiB, so no ceiling saw it) no room for another tenant's memory, and 260
+// compiled modules of 8 MiB took one past its ceiling. A realm may make 4 memories and
+// instances (and compile 4 modules) in its whole life, whatever code makes them (a call, what
 // it left to run after its answer, a classifier), and the host counts every realm it builds
 // for such a plugin as 4 of them towards replacing the isolate: 128 of its 500 native units.
 import type { ToolFailure, ToolResult } from '@airlock/core';
@@ -33,6 +34,8 @@ describe('WebAssembly address space a heap limit does not see', () => {
     expect(await call('after', { n: 4 })).toBe('answered');
     expect(await call('hoard', { n: 1 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/more than 4/) });
     expect(await call('ordinary')).toEqual(ordinary);
+    // Compiled modules hold their bytes and code outside the heap: 4 a realm, as well.
+    expect(await call('modules', { n: 5 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/realm made more than 4 modules/) });
   });
 
   it('each realm built for the plugin counts 128 native units: beside 373 Intl objects, the isolate is replaced', async () => {

@@ -182,20 +182,23 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // the grant, a realm may make wasmMemoriesPerRealm memories and instances (an instance may
   // define its own) in its whole life, whatever runs then (a call, its leftover microtasks, a
   // classifier, the top level); the host counts every realm it builds as having made them all
-  // (realm-supply.ts), so nothing here needs telling.
-  let wasmMemories = 0;
+  // (realm-supply.ts), so nothing here needs telling. A compiled module keeps a copy of its
+  // bytes and its code outside the heap (260 modules of 8 MiB from one 16 MiB call took a
+  // process past its ceiling): a realm may compile as many modules, each from bytes its heap
+  // held, so a realm's modules hold a few times its memory limit at most.
   const wasm = g.WebAssembly as Record<string, unknown> | undefined;
   if (wasm !== undefined) {
-    const countWasmMemory = (): void => {
-      wasmMemories += 1;
-      if (wasmMemories > wasmMemoriesPerRealm) throw new RangeErrorIntrinsic('WebAssembly: this realm made more than ' + wasmMemoriesPerRealm + ' memories and instances, whose address space its heap limit does not count: make one and reuse it');
-    };
-    for (const name of ['Memory', 'Instance']) {
+    const made: Record<string, number> = createNull(null) as Record<string, number>;
+    const what: Record<string, string> = { Memory: 'memories and instances', Instance: 'memories and instances', Module: 'modules' };
+    for (const name of ['Memory', 'Instance', 'Module']) {
       const Original = wasm[name] as ((...args: unknown[]) => unknown) | undefined;
       if (typeof Original !== 'function') continue;
+      const kind = what[name] as string;
+      made[kind] = 0;
       const counted = function (this: unknown, ...args: unknown[]): unknown {
         if (new.target === undefined) return apply(Original, this, args);
-        countWasmMemory();
+        made[kind] = (made[kind] as number) + 1;
+        if ((made[kind] as number) > wasmMemoriesPerRealm) throw new RangeErrorIntrinsic('WebAssembly: this realm made more than ' + wasmMemoriesPerRealm + ' ' + kind + ', whose memory its heap limit does not count: make one and reuse it');
         return construct(Original as unknown as new (...a: unknown[]) => unknown, args, new.target);
       };
       replaceConstructor(wasm, name, Original, counted);
