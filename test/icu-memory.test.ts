@@ -31,6 +31,14 @@ describe('ICU memory a heap limit does not see', () => {
     expect(await call('fmt')).toEqual(ordinary);
   });
 
+  it('a locale\'s maximize() and minimize() count, and a segmented text counts a unit per 40,960 characters', async () => {
+    const call = await open();
+    expect(await call('locale')).toEqual(['en-Latn-US', 'en', 3]);
+    expect(await call('maximize', { n: 600 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/more than 500 Intl objects/) });
+    // 14 units each (573,440 characters): the 36th passes 500.
+    expect(await call('long_segs', { n: 36, chars: 13 * 40960 })).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringMatching(/more than 500 Intl objects/) });
+  });
+
   it('the call in which an isolate passes 500 in all is its last: the next call starts in a new one', async () => {
     const call = await open();
     const kept: unknown[] = [];

@@ -141,9 +141,10 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   let icuObjects = 0;
   /** Native units made since the host was last told (the module's top level's go with the first call). */
   let nativeUnitsUntold = 0;
-  const countIcuObject = (): void => {
-    icuObjects += 1;
-    nativeUnitsUntold += 1;
+  /** `units`: one per object, more for one that copies a long text (about 80 KB a unit). */
+  const countIcuObject = (units = 1): void => {
+    icuObjects += units;
+    nativeUnitsUntold += units;
     if (icuObjects > MAX_ICU_OBJECTS) throw new RangeErrorIntrinsic('Intl: this call made more than ' + MAX_ICU_OBJECTS + ' Intl objects, whose memory its heap limit does not count: make one and reuse it');
   };
   const intl = g.Intl as Record<string, unknown> | undefined;
@@ -162,18 +163,42 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       };
       replaceConstructor(intl, name, Original, counted);
     }
-    // A segmenter makes an ICU break iterator per segment() and per iteration of its result.
+    // A segmenter makes an ICU break iterator per segment() and per iteration of its result,
+    // each holding a copy of the text (2 bytes a character: 100 segment() of 4 million
+    // characters held 812 MB), so a long text counts a unit per 40,960 characters.
     const Segmenter = intl.Segmenter as (new (...args: unknown[]) => { segment(text: string): object }) | undefined;
     if (typeof Segmenter === 'function') {
       const segmenterPrototype = Segmenter.prototype as unknown as Record<string, unknown>;
       const segment = segmenterPrototype.segment as (...args: unknown[]) => unknown;
-      defineProperty(segmenterPrototype, 'segment', { value: function segmentCounted(this: unknown, ...args: unknown[]): unknown { countIcuObject(); return apply(segment, this, args); }, writable: true, enumerable: false, configurable: true });
+      const WeakMapIntrinsic = WeakMap;
+      const weakMapGet = WeakMap.prototype.get;
+      const weakMapSet = WeakMap.prototype.set;
+      const floor = Math.floor;
+      const textUnits = new WeakMapIntrinsic<object, number>();
+      defineProperty(segmenterPrototype, 'segment', { value: function segmentCounted(this: unknown, text: unknown): unknown {
+        // Converted once, here, so the length counted is the text's that V8 copies.
+        const string = typeof text === 'string' ? text : `${text as string}`;
+        const units = 1 + floor(string.length / 40960);
+        countIcuObject(units);
+        const segments = apply(segment, this, [string]) as object;
+        apply(weakMapSet, textUnits, [segments, units]);
+        return segments;
+      }, writable: true, enumerable: false, configurable: true });
       const segmentsPrototype = Object.getPrototypeOf(apply(segment, construct(Segmenter as unknown as new () => object, []), [''])) as Record<symbol, unknown>;
       const iterate = segmentsPrototype[Symbol.iterator] as (...args: unknown[]) => unknown;
-      defineProperty(segmentsPrototype, Symbol.iterator, { value: function iterateCounted(this: unknown): unknown { countIcuObject(); return apply(iterate, this, []); }, writable: true, enumerable: false, configurable: true });
-      icuObjects = 0;
-      nativeUnitsUntold = 0;
+      defineProperty(segmentsPrototype, Symbol.iterator, { value: function iterateCounted(this: unknown): unknown { countIcuObject((apply(weakMapGet, textUnits, [this]) as number | undefined) ?? 1); return apply(iterate, this, []); }, writable: true, enumerable: false, configurable: true });
     }
+    // A locale's maximize() and minimize() make a new Intl.Locale without its constructor.
+    const Locale = intl.Locale as ((new (...args: unknown[]) => object) & { prototype: Record<string, unknown> }) | undefined;
+    if (typeof Locale === 'function') {
+      for (const name of ['maximize', 'minimize']) {
+        const method = Locale.prototype[name] as ((...args: unknown[]) => unknown) | undefined;
+        if (typeof method !== 'function') continue;
+        defineProperty(Locale.prototype, name, { value: { [name](this: unknown): unknown { countIcuObject(); return apply(method, this, []); } }[name], writable: true, enumerable: false, configurable: true });
+      }
+    }
+    icuObjects = 0;
+    nativeUnitsUntold = 0;
   }
 
   // A WebAssembly memory reserves about 10 GiB of address space, committed or not, and is a
