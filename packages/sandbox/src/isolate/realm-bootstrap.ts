@@ -31,7 +31,7 @@ interface Waiter {
 
 type Descriptor = Record<string, unknown>;
 
-export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmMemoriesPerRealm: number): RealmEntry {
+export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmObjectsPerRealm: number): RealmEntry {
   'use strict';
   const g = globalThis as unknown as Record<string, unknown>;
   const apply = Reflect.apply;
@@ -204,7 +204,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // A WebAssembly memory reserves about 10 GiB of address space, committed or not, and is a
   // few bytes of heap: 13,000 of them from a 16 MiB warm plugin left its sandbox process no
   // room for another tenant's memory (resident memory 100 MiB, so no ceiling saw it). With
-  // the grant, a realm may make wasmMemoriesPerRealm memories and instances (an instance may
+  // the grant, a realm may make wasmObjectsPerRealm memories and instances (an instance may
   // define its own) in its whole life, whatever runs then (a call, its leftover microtasks, a
   // classifier, the top level); the host counts every realm it builds as having made them all
   // (realm-supply.ts), so nothing here needs telling. A compiled module keeps a copy of its
@@ -223,7 +223,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       const counted = function (this: unknown, ...args: unknown[]): unknown {
         if (new.target === undefined) return apply(Original, this, args);
         made[kind] = (made[kind] as number) + 1;
-        if ((made[kind] as number) > wasmMemoriesPerRealm) throw new RangeErrorIntrinsic('WebAssembly: this realm made more than ' + wasmMemoriesPerRealm + ' ' + kind + ', whose memory its heap limit does not count: make one and reuse it');
+        if ((made[kind] as number) > wasmObjectsPerRealm) throw new RangeErrorIntrinsic('WebAssembly: this realm made more than ' + wasmObjectsPerRealm + ' ' + kind + ', whose memory its heap limit does not count: make one and reuse it');
         return construct(Original as unknown as new (...a: unknown[]) => unknown, args, new.target);
       };
       replaceConstructor(wasm, name, Original, counted);

@@ -5,7 +5,7 @@ import type ivm from './ivm.js';
 import type { IsolateSlot } from './isolate-slots.js';
 import { compileRealmGlobals } from './install-realm-globals.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
-import { buildRealm, compileBootstrap, releaseRealm, WASM_MEMORIES_PER_REALM, type BootstrapCache, type Realm } from './realm.js';
+import { buildRealm, compileBootstrap, releaseRealm, WASM_OBJECTS_PER_REALM, type BootstrapCache, type Realm } from './realm.js';
 
 /** A WebAssembly memory's weight against its isolate's native units (an Intl object weighs 1; isolate-runner.ts replaces an isolate past 500). */
 const WASM_MEMORY_NATIVE_UNITS = 32;
@@ -49,7 +49,7 @@ export class RealmSupply {
     const realm = buildRealm(slot.isolate, slot.bootstrap, slot.realmGlobals, plugin, this.#host, this.#codeCache);
     // Counted as if it made every WebAssembly memory it may (a realm's memories outlive it as
     // garbage a small heap seldom collects): the isolate is replaced after a few such realms.
-    if (plugin.grants.webAssembly === true) slot.nativeUnits += WASM_MEMORIES_PER_REALM * WASM_MEMORY_NATIVE_UNITS;
+    if (plugin.grants.webAssembly === true) slot.nativeUnits += WASM_OBJECTS_PER_REALM * WASM_MEMORY_NATIVE_UNITS;
     return realm;
   }
 }
