@@ -100,6 +100,27 @@ describe('memory parked in warm realms', () => {
   }, 60_000);
 });
 
+describe('memory no isolate holds', () => {
+  it('a process grown past 90% of its ceiling by process-wide caches takes no new calls and exits once idle: nobody is in flight when it would have been killed', async () => {
+    const { sandbox, engine } = await setup('hostile/date-locale-hoard.js', { limits: { memoryMb: 64, cpuMs: 5000, timeoutMs: 10_000 } }, { threads: 2, processes: 1, processMemoryMb: 400 });
+    expect(code((await engine.run([{ id: 'v0', name: 'ping', arguments: '{}' }], { tenant: 'victim' }))[0])).toBe('ok');
+    const [first] = sandboxProcessIds(sandbox);
+    const codes: string[] = [];
+    // Each call leaves about 25 MiB in V8's date pattern cache; evicting isolates frees none of it.
+    for (let round = 0; round < 40 && sandboxProcessIds(sandbox).includes(first as number); round += 1) {
+      const [hoard, ping] = await Promise.all([
+        engine.run([{ id: `h${round}`, name: 'hoard', arguments: JSON.stringify({ start: round * 500, count: 500 }) }], { tenant: 'hoarder' }),
+        engine.run([{ id: `v${round}`, name: 'ping', arguments: '{}' }], { tenant: 'victim' }),
+      ]);
+      codes.push(code(hoard[0]), code(ping[0]));
+    }
+    expect(codes.filter((c) => c !== 'ok')).toEqual([]);
+    // A fresh process serves both; the old one is gone.
+    expect(code((await engine.run([{ id: 'after', name: 'ping', arguments: '{}' }], { tenant: 'victim' }))[0])).toBe('ok');
+    expect(sandboxProcessIds(sandbox)).not.toContain(first);
+  }, 90_000);
+});
+
 describe('whose fault a process death is', () => {
   it('a process V8 aborts over one isolate names its owner first: the neighbour in flight is neither struck nor a suspect', async () => {
     const neighbour = neighbourOf('mallory');

@@ -17,6 +17,15 @@ import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
 /** The child's resident-memory ceiling when the options name none, in MiB. */
 const DEFAULT_CEILING_MB = 2048;
+/**
+ * Past this share of its ceiling a child takes no new calls: it answers those in flight and
+ * exits, and the next call starts a fresh child. Its pool workers evict idle isolates from
+ * 75% (worker/memory-guard.ts), so what is left up here is memory no isolate holds: V8 and
+ * ICU keep process-wide caches that are never freed (a date pattern generator per distinct
+ * locale, about 50 KiB each, of which a plugin can make thousands). A kill at the ceiling
+ * would fail every call in flight, a neighbour's too.
+ */
+const RETIRE_SHARE = 0.9;
 /** Blocks this large or larger are mapped on their own and unmapped when freed (glibc's default, kept fixed). */
 const MMAP_THRESHOLD_BYTES = 128 * 1024;
 
@@ -267,15 +276,18 @@ export class ChildProcessHost implements SandboxHost {
     if (child.tasks.size === 0) child.process.kill('SIGKILL');
   }
 
-  /** Polls the child's resident memory: the OS-level ceiling no plugin can negotiate. */
+  /** Polls the child's resident memory: the OS-level ceiling no plugin can negotiate, and the mark that retires it first. */
   #watchMemory(proc: ChildProcess): ReturnType<typeof setInterval> {
     const ceilingMb = this.#options.processMemoryMb ?? DEFAULT_CEILING_MB;
     const timer = setInterval(() => {
       const rssMb = residentMb(proc.pid);
-      if (rssMb === undefined || rssMb <= ceilingMb) return;
-      for (const child of this.#children) {
-        if (child.process === proc) child.deathReason = `exceeded its memory ceiling (${rssMb} MiB > ${ceilingMb} MiB)`;
+      if (rssMb === undefined || rssMb < RETIRE_SHARE * ceilingMb) return;
+      const child = [...this.#children].find((candidate) => candidate.process === proc);
+      if (rssMb <= ceilingMb) {
+        if (child !== undefined && !child.retired) this.#retire(child);
+        return;
       }
+      if (child !== undefined) child.deathReason = `exceeded its memory ceiling (${rssMb} MiB > ${ceilingMb} MiB)`;
       proc.kill('SIGKILL');
     }, 200);
     timer.unref();
