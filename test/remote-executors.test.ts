@@ -199,10 +199,14 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(codes((await results).flat())).toEqual(['ok', 'ok', 'ok']);
     expect([...runs.values()]).toEqual([1, 1, 1]);
 
+    // The fleet is filled by a host with the default dispatch deadline; 200 ms is for 'z' alone.
+    // (With 200 ms for 'x' and 'y' too, one of them could end never run on a loaded machine,
+    // and the test waited for its start until it timed out; CI's Node 20 leg, once.)
     const impatient = await remote({ dispatchTimeoutMs: 200 });
-    const both = Promise.all([impatient.startOf('x'), impatient.startOf('y')]);
-    const long = Promise.all(['x', 'y'].map((tag) => impatient.engine.run([call(tag, 'work', { tag, ms: 3000 })])));
-    await both; // the fleet is full
+    const filler = await remote();
+    const both = Promise.all([filler.startOf('x'), filler.startOf('y')]);
+    const long = Promise.all(['x', 'y'].map((tag) => filler.engine.run([call(tag, 'work', { tag, ms: 3000 })])));
+    await Promise.race([both, long.then((results) => Promise.reject(new Error(`x and y ended before both started: ${codes(results.flat()).join(', ')}`)))]);
     const outcome = await impatient.engine.run([call('z', 'work', { tag: 'z' })]);
     expect(codes(outcome)).toEqual(['ABORTED_BEFORE_DISPATCH']);
     expect((outcome[0] as ToolFailure).error.message).toMatch(/no executor took the call within 200 ms .*it was not run/);
