@@ -7,8 +7,8 @@ import { compileRealmGlobals } from './install-realm-globals.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import { buildRealm, compileBootstrap, releaseRealm, WASM_OBJECTS_PER_REALM, type BootstrapCache, type Realm } from './realm.js';
 
-/** A WebAssembly memory's weight against its isolate's native units (an Intl object weighs 1; isolate-runner.ts replaces an isolate past 500). */
-const WASM_MEMORY_NATIVE_UNITS = 32;
+/** A WebAssembly memory, instance or module's weight against its isolate's native units (an Intl object weighs 1; isolate-runner.ts replaces an isolate past 500). */
+const WASM_OBJECT_NATIVE_UNITS = 32;
 
 export class RealmSupply {
   /** The host function every realm's bootstrap keeps: the host end of the call registry. */
@@ -49,7 +49,7 @@ export class RealmSupply {
     const realm = buildRealm(slot.isolate, slot.bootstrap, slot.realmGlobals, plugin, this.#host, this.#codeCache);
     // Counted as if it made every WebAssembly memory it may (a realm's memories outlive it as
     // garbage a small heap seldom collects): the isolate is replaced after a few such realms.
-    if (plugin.grants.webAssembly === true) slot.nativeUnits += WASM_OBJECTS_PER_REALM * WASM_MEMORY_NATIVE_UNITS;
+    if (plugin.grants.webAssembly === true) slot.nativeUnits += WASM_OBJECTS_PER_REALM * WASM_OBJECT_NATIVE_UNITS;
     return realm;
   }
 }
