@@ -115,7 +115,7 @@ describe('memory no isolate holds', () => {
       codes.push(code(hoard[0]), code(ping[0]));
     }
     expect(codes.filter((c) => c !== 'ok')).toEqual([]);
-    // A fresh process serves both; the old one is gone.
+    // A fresh process serves the next call; the old one is gone.
     expect(code((await engine.run([{ id: 'after', name: 'ping', arguments: '{}' }], { tenant: 'victim' }))[0])).toBe('ok');
     expect(sandboxProcessIds(sandbox)).not.toContain(first);
   }, 90_000);
