@@ -12,6 +12,8 @@ const shared = {
 export default defineConfig({
   test: {
     ...shared,
+    // A scratch TMPDIR per run, removed at its end (test/support/scratch-dir.ts).
+    globalSetup: ['./test/support/scratch-dir.ts'],
     // The JSON results let .ci/run print a plain "N passed, N failed" line.
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest/results.json' },

@@ -216,9 +216,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   } finally {
     for (const sandbox of opened) await sandbox.close();
     await peers.close();
-    await rm(freshDir, { recursive: true, force: true });
-    await rm(warmDir, { recursive: true, force: true });
-    await rm(capabilityDir, { recursive: true, force: true });
+    for (const dir of [freshDir, warmDir, largeDir, capabilityDir]) await rm(dir, { recursive: true, force: true });
   }
 
   // 3. Tenancy: work conservation and fair share, each against raw Piscina.
