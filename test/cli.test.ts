@@ -91,7 +91,7 @@ describe('airlock run', () => {
   it.each([
     ['no approver', [], 'APPROVAL_UNAVAILABLE'],
     ['--approve delete_file', ['--approve', 'delete_file'], undefined],
-    ['--approve for another tool', ['--approve', 'write_file'], 'PERMISSION_DENIED'],
+    ['--approve for another tool', ['--approve', 'write_file'], 'APPROVAL_UNAVAILABLE'],
     ['--approve-all', ['--approve-all'], undefined],
   ])('ask with %s', async (_case, flags, expected) => {
     const { code, stdout } = await airlock(['run', `${T}/openai-ask.json`, '--plugins', PLUGINS, '--json', ...flags]);

@@ -30,6 +30,22 @@ describe('airlock run --code-mode', () => {
     // The program's write_file succeeded: where its file went, as for a direct call.
     expect(stderr).toMatch(/^airlock: workspace files are in .*airlock-workspace\/default\n$/);
   });
+
+  it('--approve NAME approves that tool for the program\'s sub-calls, and only that one', async () => {
+    const program = "const results = {}; for (const path of ['notes/a.md', 'notes/b.md']) { await tools.write_file({ path, content: 'x' }); } try { await tools.delete_file({ path: 'notes/a.md' }); results.deleted = true; } catch (error) { results.deleted = error.code; } return results;";
+    const input = JSON.stringify({ role: 'assistant', tool_calls: [{ id: 'p1', type: 'function', function: { name: 'run_code', arguments: JSON.stringify({ code: program }) } }] });
+    const approved = await airlock(['run', '-', '--code-mode', '--plugins', 'examples/plugins', '--json', '--approve', 'delete_file'], { input });
+    expect(approved.code).toBe(0);
+    expect(JSON.parse(approved.stdout).results[0].value.result).toEqual({ deleted: true });
+    // Approving another tool leaves delete_file's ask unanswered: no terminal, so unavailable.
+    const other = await airlock(['run', '-', '--code-mode', '--plugins', 'examples/plugins', '--json', '--approve', 'write_file'], { input });
+    expect(other.code).toBe(0);
+    expect(JSON.parse(other.stdout).results[0].value.result).toEqual({ deleted: 'APPROVAL_UNAVAILABLE' });
+    // A name no plugin has is still a usage error, in Code Mode as without it.
+    const typo = await airlock(['run', '-', '--code-mode', '--plugins', 'examples/plugins', '--approve', 'delete_fil'], { input });
+    expect(typo.code).toBe(2);
+    expect(oneLine(typo.stderr)).toContain('--approve "delete_fil": no loaded tool has that name');
+  });
 });
 
 describe('airlock schemas --code-mode', () => {

@@ -21,17 +21,17 @@ describe('approverFor', () => {
     expect(results.map(outcome)).toEqual(['ok', 'ok']);
   });
 
-  it('--approve NAME approves that tool only; the others are denied, saying the command line did not approve them', async () => {
+  it('--approve NAME approves that tool only; the others, with no terminal, end as APPROVAL_UNAVAILABLE, saying the command line did not approve them', async () => {
     const results = await run(approverFor({ approveAll: false, approve: ['write_file'], interactive: false }), ['delete_file', 'write_file']);
-    expect(results.map(outcome)).toEqual(['PERMISSION_DENIED', 'ok']);
+    expect(results.map(outcome)).toEqual(['APPROVAL_UNAVAILABLE', 'ok']);
     expect((results[0] as ToolFailure).error.message).toContain('not approved on the command line');
   });
 
   it('a name is matched exactly: no prefix, no case folding, no inherited property', async () => {
     const approver = approverFor({ approveAll: false, approve: ['write'], interactive: false });
-    expect((await run(approver, ['write_file'])).map(outcome)).toEqual(['PERMISSION_DENIED']);
+    expect((await run(approver, ['write_file'])).map(outcome)).toEqual(['APPROVAL_UNAVAILABLE']);
     const folded = approverFor({ approveAll: false, approve: ['WRITE_FILE', 'constructor'], interactive: false });
-    expect((await run(folded, ['write_file'])).map(outcome)).toEqual(['PERMISSION_DENIED']);
+    expect((await run(folded, ['write_file'])).map(outcome)).toEqual(['APPROVAL_UNAVAILABLE']);
   });
 
   it('with no flag and no terminal there is no approver: ask ends as APPROVAL_UNAVAILABLE', async () => {

@@ -146,7 +146,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
   const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors: values.executors });
-  const unapprovable = unknownApprovals(values.approve ?? [], opened.engine.registry.names());
+  // The plugins' tools, which `ask` can stop: in Code Mode the program's sub-calls (the outer engine holds only run_code).
+  const unapprovable = unknownApprovals(values.approve ?? [], opened.sandbox.tools().map((tool) => tool.name));
   if (unapprovable !== undefined) {
     await opened.close();
     throw new UsageError(unapprovable);

@@ -1,6 +1,7 @@
 // Who answers `ask`: names given with --approve, everything with --approve-all,
-// or a person at the terminal. Anything else leaves the approver unset, and the
-// pipeline ends the call as APPROVAL_UNAVAILABLE.
+// or a person at the terminal. Anything else is no answer, and the pipeline ends the
+// call as APPROVAL_UNAVAILABLE (never PERMISSION_DENIED: nobody said no, so the model
+// is told to get approval another way, not to give up on the action).
 import { didYouMean, type ApprovalRequest, type Approver } from '@airlock/core';
 import { approvalPrompt, fullArguments } from './approval-prompt.js';
 import { TerminalLines } from './terminal-lines.js';
@@ -10,7 +11,11 @@ export function approverFor(options: { approveAll: boolean; approve: readonly st
   const named = new Set(options.approve);
   const ask = options.interactive ? askAtTerminal() : undefined;
   if (named.size === 0) return ask;
-  return (request, signal) => (named.has(request.toolName) ? true : ask === undefined ? 'not approved on the command line' : ask(request, signal));
+  return (request, signal) => {
+    if (named.has(request.toolName)) return true;
+    if (ask === undefined) throw new Error('not approved on the command line (--approve names other tools), and no terminal to ask');
+    return ask(request, signal);
+  };
 }
 
 /** What is wrong with `--approve` names that name no loaded tool (a typo would approve nothing without a word), or undefined. */
