@@ -144,6 +144,37 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(outcomes).toEqual([expect.objectContaining({ ok: false, code: 'ABORTED' })]);
   });
 
+  it('finds a stopped executor while another tenant\'s calls on another executor keep this host busy', async () => {
+    // Tenant X's call runs on the victim plugin's executor, tenant Y's chatter on the worker's:
+    // Y's traffic reaches this host all along, and must not pass for the stopped executor's life.
+    const victimPlugin = `${FIXTURES}remote/victim`;
+    const stopped = await startExecutorProcess(nats.url, [victimPlugin]);
+    executors.push(stopped);
+    await executor();
+    const host = hostCapabilities();
+    const sandbox = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN, victimPlugin], capabilities: host.capabilities });
+    cleanups.push(() => sandbox.close());
+    const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    const chatter = new AbortController();
+    const chattering = engine.run([call('noise', 'chatter')], { tenant: 'Y', signal: chatter.signal });
+    const started = host.startOf('victim');
+    const pending = engine.run([call('v', 'v_work', { tag: 'victim', ms: 20_000 })], { tenant: 'X' });
+    await started;
+    const clock = performance.now();
+    stopped.child.kill('SIGSTOP');
+    try {
+      const results = await pending;
+      expect(codes(results)).toEqual(['SANDBOX_CRASH']);
+      expect((results[0] as ToolFailure).error.message).toMatch(/stopped answering/);
+      expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs
+      expect(host.runs.get('noise')).toBeGreaterThan(0); // the other tenant's traffic did flow meanwhile
+    } finally {
+      stopped.child.kill('SIGCONT');
+      chatter.abort();
+      await chattering;
+    }
+  });
+
   it('fails fast and clearly when no executor serves the plugin, at load and per call, never running it', async () => {
     const clock = performance.now();
     const error = await createRemoteSandbox({ url: nats.url, plugins: [PLUGIN], capabilities: hostCapabilities().capabilities }).catch((caught: unknown) => caught);

@@ -33,6 +33,8 @@ const OFFER_TIMEOUT_MS = 1000;
  * generous: an executor starting a sandbox process under load must not be cut short.
  */
 const REMOTE_GRACE_MS = 10_000;
+/** A flush answered within this long: nothing was queued for this host, so a probe's missing answer was never sent. */
+const CLEAR_LINE_MS = 250;
 /** Waiting calls also re-offer on their own, backing off from 5 ms to this, in case a "free" notice is lost. */
 const MAX_BUSY_WAIT_MS = 200;
 /** The line of calls that found an executor full. */
@@ -73,8 +75,6 @@ export class RemoteHost implements SandboxHost {
   readonly #watches = new Map<string, ExecutorWatch>();
   /** When a live call's message last came from each executor: signs of life the liveness probe counts. */
   readonly #heard = new Map<string, number>();
-  /** When this host last read any call's message: a probe answer may queue behind such traffic. */
-  #lastInbound = -Infinity;
   readonly #fingerprints = new WeakMap<PluginSpec, string>();
   readonly #subscriptions: Subscription[];
   /**
@@ -274,7 +274,6 @@ export class RemoteHost implements SandboxHost {
   }
 
   #onMessage(message: Msg): void {
-    this.#lastInbound = performance.now();
     const token = message.subject.slice(message.subject.lastIndexOf('.') + 1);
     const body = decode(message.data);
     const call = this.#calls.get(token);
@@ -371,23 +370,44 @@ export class RemoteHost implements SandboxHost {
         const code = errorCode(error);
         const why = code === ErrorCode.NoResponders ? 'died or lost its connection' : code === ErrorCode.Timeout ? `stopped answering for ${PROBE_TIMEOUT_MS} ms` : undefined;
         if (why === undefined) return; // this host's own connection trouble: the backstop still bounds the call
-        // A result or request from it while the probe waited: alive. And any call's message this
-        // host read meanwhile says its one connection was busy: the answer may be queued behind
-        // that traffic (a burst of 1 MB results, from this executor or another, took 3 s), so
-        // nothing is concluded; the next probe asks again, and the call's backstop still bounds it.
-        if (code === ErrorCode.Timeout && ((this.#heard.get(executor) ?? -Infinity) >= sent || this.#lastInbound >= sent)) return;
-        clearInterval(watch.timer);
-        this.#watches.delete(executor);
-        for (const token of watch.tokens) {
-          const call = this.#calls.get(token);
-          if (call === undefined) continue;
-          // A hung executor may resume: the cancel waits for it, so the call reported crashed is
-          // aborted there rather than finishing behind the caller's back (if it has not yet).
-          if (call.attempt !== undefined) this.#send(executor, { type: 'cancel', token, attempt: call.attempt });
-          call.settle(fail('SANDBOX_CRASH', `executor ${executor} ${why} during the call`));
-        }
+        if (code === ErrorCode.NoResponders) return this.#lost(executor, watch, why);
+        // A result or request from it while the probe waited: alive.
+        if ((this.#heard.get(executor) ?? -Infinity) >= sent) return;
+        // Its answer may be queued behind other traffic to this host (a burst of 1 MB results,
+        // from this executor or another, took 3 s). The server's answer to a flush comes after
+        // everything it had queued for this host: a quick one says the line was clear, so the
+        // silence is the executor's. A slow one concludes nothing (the next probe asks again, and
+        // the call's backstop still bounds it). Traffic alone is no sign of life: another
+        // tenant's calls on other executors kept a stopped one's calls waiting past their deadline.
+        watch.probing = true;
+        const flushed = performance.now();
+        this.#options.connection.flush().then(
+          () => {
+            watch.probing = false;
+            if (this.#watches.get(executor) !== watch) return;
+            if (performance.now() - flushed > CLEAR_LINE_MS || (this.#heard.get(executor) ?? -Infinity) >= sent) return;
+            this.#lost(executor, watch, why);
+          },
+          () => {
+            watch.probing = false;
+          },
+        );
       },
     );
+  }
+
+  /** The executor is gone or hung: every call it held is answered SANDBOX_CRASH (and cancelled there, should it resume). */
+  #lost(executor: string, watch: ExecutorWatch, why: string): void {
+    clearInterval(watch.timer);
+    this.#watches.delete(executor);
+    for (const token of watch.tokens) {
+      const call = this.#calls.get(token);
+      if (call === undefined) continue;
+      // A hung executor may resume: the cancel waits for it, so the call reported crashed is
+      // aborted there rather than finishing behind the caller's back (if it has not yet).
+      if (call.attempt !== undefined) this.#send(executor, { type: 'cancel', token, attempt: call.attempt });
+      call.settle(fail('SANDBOX_CRASH', `executor ${executor} ${why} during the call`));
+    }
   }
 
   #send(executor: string, message: ToExecutor): void {
