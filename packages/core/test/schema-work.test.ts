@@ -193,6 +193,15 @@ describe('schemas that would escape the bounds are refused at load', () => {
     expect(() => engine([tool('one', { parameters: shared }), tool('three', { parameters: { type: 'object', $ref: 'https://example.com/shared#/properties/n' } })])).toThrow(/tool "three" parameters is not a usable JSON Schema/);
   });
 
+  it('dependentRequired is data, not a subschema: accepted, and it checks what it says', async () => {
+    const parameters = { type: 'object', properties: { card: { type: 'string' }, billing: { type: 'string' } }, dependentRequired: { card: ['billing'] } };
+    const subject = engine([tool('ship', { parameters })]);
+    const [alone, both, neither] = await subject.run([call('ship', { card: 'x' }), call('ship', { card: 'x', billing: 'y' }), call('ship', {})]);
+    expect(error(alone!)).toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('billing') });
+    expect(both!.isError).toBe(false);
+    expect(neither!.isError).toBe(false);
+  });
+
   it('a $ref to a meta-schema ajv ships still works', async () => {
     const subject = engine([tool('meta', { parameters: { type: 'object', properties: { schema: { $ref: 'https://json-schema.org/draft/2020-12/schema' } } } })]);
     const [good, bad] = await subject.run([call('meta', { schema: { type: 'string' } }), call('meta', { schema: { type: 7 } })]);

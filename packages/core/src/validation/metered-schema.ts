@@ -1,6 +1,6 @@
 // Copies a plugin schema with the meter keyword in every object ajv could compile as a
-// subschema, so every application is charged. `enum` and `const` hold data and stay as
-// they are; a `$ref` whose JSON pointer lands there (or on any unmetered spot) is refused,
+// subschema, so every application is charged. `enum`, `const` and `dependentRequired` hold
+// data and stay as they are; a `$ref` whose JSON pointer lands there (or on any unmetered spot) is refused,
 // since ajv would compile that spot as an unmetered schema. Patterns are compiled here
 // first, so a pattern the linear engine refuses is reported with its schema path.
 import type { JsonSchema, JsonValue } from '../json/json-types.js';
@@ -9,7 +9,8 @@ import { compileLinear } from './linear-regexp.js';
 export const METER_KEYWORD = 'airlock:meter';
 
 const SUBSCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
-const DATA = new Set(['enum', 'const']);
+/** Keywords whose values are data, never compiled as schemas: `dependentRequired` maps names to arrays of names. */
+const DATA = new Set(['enum', 'const', 'dependentRequired']);
 const REFS = ['$ref', '$dynamicRef', '$recursiveRef'];
 
 /**
