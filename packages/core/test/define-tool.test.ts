@@ -18,6 +18,9 @@ describe('registration errors name the tool and the field', () => {
   it.each([
     ['bad name', { ...valid, name: 'has space' }, 'INVALID_TOOL_DEFINITION', 'name'],
     ['name too long', { ...valid, name: 'x'.repeat(65) }, 'INVALID_TOOL_DEFINITION', 'name'],
+    // Gemini refuses a function name that does not start with a letter or "_".
+    ['name starting with a digit', { ...valid, name: '2fa_check' }, 'INVALID_TOOL_DEFINITION', 'name'],
+    ['name starting with "-"', { ...valid, name: '-dash' }, 'INVALID_TOOL_DEFINITION', 'name'],
     ['empty description', { ...valid, description: ' ' }, 'INVALID_TOOL_DEFINITION', 'description'],
     ['missing execute', { ...valid, execute: undefined }, 'INVALID_TOOL_DEFINITION', 'execute'],
     ['zero timeout', { ...valid, timeoutMs: 0 }, 'INVALID_TOOL_DEFINITION', 'timeoutMs'],

@@ -18,8 +18,11 @@ export interface ToolInput<P, O> extends Omit<HostOnlyFields<ArgsOf<P>, ValueOf<
   readonly output?: O;
 }
 
-/** Tool names every provider accepts: OpenAI's and Anthropic's common subset. */
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+/**
+ * Tool names every provider accepts: OpenAI's and Anthropic's common subset (letters, digits,
+ * "_" and "-", at most 64), starting with a letter or "_" as Gemini's function declarations must.
+ */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
 const KNOWN_FIELDS: ReadonlySet<string> = new Set([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS]);
 
 function fail(toolName: string, field: string, message: string): never {
@@ -38,7 +41,7 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
   }
   const name: unknown = input.name;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
-    fail(String(name), 'name', 'must be 1-64 characters of letters, digits, "_" or "-"');
+    fail(String(name), 'name', 'must be 1-64 characters of letters, digits, "_" or "-", starting with a letter or "_"');
   }
   for (const key of Object.keys(input)) {
     if (!KNOWN_FIELDS.has(key)) fail(name, key, 'is not one of the thirteen tool fields');

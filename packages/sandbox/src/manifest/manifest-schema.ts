@@ -1,14 +1,14 @@
 // The operator's manifest, `airlock.plugin.json`. Every key is checked; unknown keys
 // are errors, and limits may be omitted but never exceed the host's caps.
 import { posix } from 'node:path';
-import { didYouMean, findControlCharacter } from '@airlock/core';
+import { didYouMean, findControlCharacter, TOOL_NAME_PATTERN } from '@airlock/core';
 import { z } from 'zod';
 import { HOST_HEADERS, MAX_RESPONSE_BYTES_CAP } from '../capabilities/fetch.js';
 import { parseOrigin } from '../capabilities/network-origins.js';
 import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from './host-limits.js';
 
 const decision = z.enum(['allow', 'deny', 'ask'], { error: 'must be "allow", "deny" or "ask"' });
-const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
+const toolName = z.string().regex(TOOL_NAME_PATTERN, 'must be 1-64 letters, digits, "_" or "-", starting with a letter or "_"');
 
 // Globs and roots are matched against model-written paths: a control character in one is a mistake.
 const invisible = (text: string): boolean => findControlCharacter(text) !== undefined;
