@@ -66,20 +66,39 @@ describe('detectToolCallMessage: refusals say what is accepted', () => {
   });
 
   it('a Responses conversation whose calls all have outputs has nothing to run', () => {
-    expect(refusal([call('r1'), { type: 'function_call_output', call_id: 'r1', output: 'x' }])).toContain('no "function_call" items');
+    expect(refusal([call('r1'), { type: 'function_call_output', call_id: 'r1', output: 'x' }])).toContain('every "function_call" of the last turn of the array already has a "function_call_output": nothing is left to run');
+    expect(refusal({ output: [{ type: 'reasoning', summary: [] }, call('r1'), { type: 'function_call_output', call_id: 'r1', output: 'x' }] })).toContain('nothing is left to run');
   });
 
   it.each([
     ['OpenAI', [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'write', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'a', content: 'done' }]],
     ['Anthropic', [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'write', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 'done' }] }]],
-    ['Gemini', [{ role: 'model', parts: [{ functionCall: { name: 'write', args: {} } }] }, { role: 'user', parts: [{ functionResponse: { name: 'write', response: {} } }] }]],
+    ['Gemini', [{ role: 'model', parts: [{ functionCall: { id: 'a', name: 'write', args: {} } }] }, { role: 'user', parts: [{ functionResponse: { id: 'a', name: 'write', response: {} } }] }]],
   ])('a saved %s conversation whose last assistant turn is already answered has nothing to run (running it would repeat it)', (_provider, conversation) => {
-    expect(refusal(conversation)).toContain('is already answered (tool replies follow it): nothing is left to run');
+    expect(refusal(conversation)).toContain('already has a tool reply after it: nothing is left to run');
+  });
+
+  it('a Gemini turn with replies after it and calls without ids is refused: which were answered cannot be told', () => {
+    const conversation = [{ role: 'model', parts: [{ functionCall: { name: 'write', args: {} } }, { functionCall: { name: 'write', args: {} } }] }, { role: 'user', parts: [{ functionResponse: { name: 'write', response: {} } }] }];
+    expect(refusal(conversation)).toContain('calls without an "id" cannot be told answered or not');
   });
 
   it('a raw response with no choice or candidate content names the missing field', () => {
     expect(refusal({ choices: [] })).toContain('choices[0].message is missing');
     expect(refusal({ candidates: [{ finishReason: 'SAFETY' }] })).toContain('candidates[0].content is missing');
+  });
+});
+
+describe('a partly answered last turn: only the calls without a reply run', () => {
+  const chat = (id: string) => ({ id, type: 'function', function: { name: 'read_note', arguments: '{"id":"a"}' } });
+  it.each([
+    ['OpenAI', [{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: [chat('a'), chat('b'), chat('c')] }, { role: 'tool', tool_call_id: 'b', content: 'done' }], 'openai', ['a', 'c']],
+    ['Anthropic', [{ role: 'assistant', content: [{ type: 'text', text: 'Two.' }, { type: 'tool_use', id: 'a', name: 'read_note', input: {} }, { type: 'tool_use', id: 'b', name: 'read_note', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 'done' }] }], 'anthropic', ['b']],
+    ['Gemini (with ids)', [{ role: 'model', parts: [{ functionCall: { id: 'a', name: 'read_note', args: {} } }, { functionCall: { id: 'b', name: 'read_note', args: {} } }] }, { role: 'user', parts: [{ functionResponse: { id: 'b', name: 'read_note', response: {} } }] }], 'gemini', ['a']],
+    ['Responses', [{ role: 'user', content: 'go' }, call('a'), call('b'), { type: 'function_call_output', call_id: 'a', output: 'x' }], 'responses', ['b']],
+    ['Responses, a later step of the same turn', [{ role: 'user', content: 'go' }, call('a'), { type: 'function_call_output', call_id: 'a', output: 'x' }, call('b')], 'responses', ['b']],
+  ])('%s', (_provider, conversation, provider, ids) => {
+    expect(callIds(conversation)).toEqual({ provider, ids });
   });
 });
 

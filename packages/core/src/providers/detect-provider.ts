@@ -2,7 +2,7 @@
 // provider wrote them. Accepted: one assistant message (or a single Responses
 // `function_call` item); an array of messages or of Responses items;
 // `{ messages: [...] }`; a raw API response (`choices`, `output`, `candidates`).
-// From a conversation, the last assistant turn runs.
+// From a conversation, the last assistant turn runs: those of its calls no tool reply answers yet.
 import { AirlockError } from '../errors/airlock-error.js';
 import { isRecord } from './provider-format.js';
 
@@ -50,15 +50,74 @@ function isToolReply(message: unknown): boolean {
   return Array.isArray(message.parts) && message.parts.some((part) => isRecord(part) && isRecord(part.functionResponse));
 }
 
-/** A Responses conversation is flat: the last turn is what follows the last user message or tool output. */
+/**
+ * A Responses conversation is flat: the last turn is what follows the last user, system or
+ * developer message, the model's calls and their outputs interleaved. Its calls without an
+ * output run (the provider's parseCalls drops the answered ones); a turn whose calls all
+ * have outputs has nothing left to run.
+ */
 function lastResponsesTurn(items: readonly unknown[], where: string): DetectedMessage {
   let start = 0;
   items.forEach((item, index) => {
-    if (isRecord(item) && (item.type === 'function_call_output' || item.role === 'user' || item.role === 'system' || item.role === 'developer')) start = index + 1;
+    if (isRecord(item) && (item.role === 'user' || item.role === 'system' || item.role === 'developer')) start = index + 1;
   });
-  const calls = items.slice(start).filter(isFunctionCallItem);
-  if (calls.length === 0) throw notToolCalls(`the last turn of ${where} has no "function_call" items (the earlier ones already have outputs)`);
-  return { provider: 'responses', message: calls };
+  const turn = items.slice(start);
+  const answered = new Set<unknown>();
+  // Only a later output answers a call (openai-responses.ts): walk back from the end.
+  let waiting = 0;
+  for (let index = turn.length - 1; index >= 0; index -= 1) {
+    const item = turn[index];
+    if (!isRecord(item)) continue;
+    if (item.type === 'function_call_output') answered.add(item.call_id);
+    else if (item.type === 'function_call' && (typeof item.call_id !== 'string' || !answered.has(item.call_id))) waiting += 1;
+  }
+  if (waiting === 0) {
+    throw notToolCalls(turn.some(isFunctionCallItem) ? `every "function_call" of the last turn of ${where} already has a "function_call_output": nothing is left to run` : `the last turn of ${where} has no "function_call" items`);
+  }
+  return { provider: 'responses', message: turn };
+}
+
+/** The ids the tool replies after the last assistant message answer (OpenAI "tool_call_id", Anthropic "tool_use_id", Gemini "functionResponse.id"). */
+function repliedIds(replies: readonly unknown[]): Set<unknown> {
+  const ids = new Set<unknown>();
+  for (const reply of replies) {
+    if (!isRecord(reply)) continue;
+    if (reply.role === 'tool') ids.add(reply.tool_call_id);
+    if (Array.isArray(reply.content)) for (const block of reply.content) if (isRecord(block) && block.type === 'tool_result') ids.add(block.tool_use_id);
+    if (Array.isArray(reply.parts)) for (const part of reply.parts) if (isRecord(part) && isRecord(part.functionResponse)) ids.add(part.functionResponse.id);
+  }
+  return ids;
+}
+
+/** A copy of `message` with `key` holding `value` (the provider's parser reads the rest as it was). */
+function replacing(message: Record<string, unknown>, key: string, value: unknown): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(message).map(([name, field]) => [name, name === key ? value : field]));
+}
+
+/**
+ * The last assistant message with only its calls that no reply answers, or undefined when
+ * every call has one. A Gemini call without an id cannot be matched to its reply: refused.
+ */
+function unansweredPart(message: Record<string, unknown>, provider: DetectedMessage['provider'], replied: Set<unknown>, where: string): Record<string, unknown> | undefined {
+  const waiting = (id: unknown): boolean => typeof id !== 'string' || id === '' || !replied.has(id);
+  if (provider === 'openai') {
+    const calls = (message.tool_calls as unknown[]).filter((call) => !isRecord(call) || waiting(call.id));
+    return calls.length === 0 ? undefined : replacing(message, 'tool_calls', calls);
+  }
+  if (provider === 'anthropic') {
+    const content = message.content as unknown[];
+    const calls = content.filter((block) => isRecord(block) && block.type === 'tool_use');
+    if (!calls.some((block) => waiting((block as Record<string, unknown>).id))) return undefined;
+    return replacing(message, 'content', content.filter((block) => !isRecord(block) || block.type !== 'tool_use' || waiting(block.id)));
+  }
+  const parts = message.parts as unknown[];
+  const calls = parts.filter((part) => isRecord(part) && isRecord(part.functionCall));
+  const ids = calls.map((part) => ((part as Record<string, Record<string, unknown>>).functionCall as Record<string, unknown>).id);
+  if (ids.some((id) => typeof id !== 'string' || id === '')) {
+    throw notToolCalls(`the last model message in ${where} has replies after it, and calls without an "id" cannot be told answered or not: remove the replies to run the whole message again, or the answered calls to run the rest`);
+  }
+  if (!ids.some(waiting)) return undefined;
+  return replacing(message, 'parts', parts.filter((part) => !isRecord(part) || !isRecord(part.functionCall) || waiting(part.functionCall.id)));
 }
 
 function fromList(list: readonly unknown[], where: string): DetectedMessage {
@@ -71,11 +130,15 @@ function fromList(list: readonly unknown[], where: string): DetectedMessage {
   const lastIndex = list.findLastIndex(isAssistant);
   const lastAssistant: unknown = list[lastIndex];
   if (lastAssistant === undefined) throw notToolCalls(`${where} has no assistant message (role "assistant" or "model")`, true);
-  // A saved conversation whose last turn was already answered: running it would do it all again.
-  if (list.slice(lastIndex + 1).some(isToolReply)) throw notToolCalls(`the last assistant message in ${where} is already answered (tool replies follow it): nothing is left to run`);
   const provider = detectOne(lastAssistant);
   if (provider === undefined) throw notToolCalls('the last assistant message has no tool calls');
-  return { provider, message: lastAssistant };
+  // A saved conversation whose last turn was answered, in whole or in part: running an
+  // answered call again would repeat what it did, so only the calls without a reply run.
+  const replies = list.slice(lastIndex + 1).filter(isToolReply);
+  if (replies.length === 0) return { provider, message: lastAssistant };
+  const rest = unansweredPart(lastAssistant as Record<string, unknown>, provider, repliedIds(replies), where);
+  if (rest === undefined) throw notToolCalls(`every call of the last assistant message in ${where} already has a tool reply after it: nothing is left to run`);
+  return { provider, message: rest };
 }
 
 function fromMessage(message: Record<string, unknown>, where: string): DetectedMessage {
