@@ -214,6 +214,8 @@ describe('airlock check', () => {
     expect(problems).toContain('tools[2] ("string_root")');
     expect(problems).toContain('permissions.tools.ghost names no tool');
     expect(problems).toContain('capabilities.0 names "kv.get", which this host does not offer');
+    // In the same run as the capability it lacks: the plugin's module was described and its rules checked.
+    expect(problems).toContain('permissions.tools.kv_wrte names no tool');
   });
 
   it('two plugins with one name are a problem for check (exit 1) and a load error for run (exit 2)', async () => {

@@ -190,7 +190,10 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     if (folder.manifest !== undefined) for (const problem of secretBindingProblems(folder.manifest, standard.secrets)) problems.push(`${folder.manifestPath}: ${problem}`);
     let tools: LoadedPlugin['tools'] = [];
     const warnings = folder.manifest === undefined ? [] : unsuppliedSecrets(folder.manifest, options.secrets).map((warning) => `${folder.manifestPath}: ${warning}`);
-    if (folder.manifest !== undefined && folder.spec !== undefined && problems.length === 0) {
+    // Described even beside the manifest's other problems, so a check reports the module's and
+    // the permission rules' problems at once with them (describing runs the module in a
+    // throwaway isolate under the manifest's own limits); such a plugin never loads.
+    if (folder.manifest !== undefined && folder.spec !== undefined) {
       tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems, warnings);
     }
     const plugin = problems.length === 0 && folder.manifest !== undefined && folder.spec !== undefined

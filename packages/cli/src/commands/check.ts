@@ -14,7 +14,8 @@ export const CHECK_HELP = `Usage: airlock check <plugin>... [--json]
 
 Loads each plugin folder (or folder of plugin folders) in the sandbox and checks its
 manifest, module and tools. Reports every problem found, not just the first, including
-permission rules whose tool pattern matches no tool of their plugin.
+permission rules whose tool pattern matches no tool of their plugin. A manifest whose keys
+are malformed is reported key by key, and its module is checked once those are fixed.
 
 Options:
   --json              print a machine-readable report

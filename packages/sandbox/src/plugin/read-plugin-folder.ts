@@ -58,7 +58,8 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     problems.push(`${manifestPath}: capabilities.${index} names "${(manifest.capabilities ?? [])[index] ?? ''}", which this host does not offer (${list})`);
   }
   for (const problem of uncoveredSecretOrigins(manifest)) problems.push(`${manifestPath}: ${problem}`);
-  if (problems.length > 0) return done(manifest);
+  // On past those: the module and its tools are checked too (`airlock check` reports every
+  // problem at once), and a folder with problems never loads whatever its spec.
 
   const source = await readModule(dir, manifest.module, problems);
   if (source === undefined) return done(manifest);
