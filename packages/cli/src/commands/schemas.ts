@@ -12,6 +12,9 @@ export const SCHEMAS_HELP = `Usage: airlock schemas --plugins <dir>... [--format
 
 Prints the model-facing tool list as JSON: only name, description, parameters and
 deferLoading ever leave the host (plus outputSchema for MCP, which clients validate against).
+The output is the array a request's tool list holds: OpenAI's and Responses' "tools",
+Anthropic's "tools", the "functionDeclarations" of one Gemini tool, the "tools" of an MCP
+tools/list result.
 
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
