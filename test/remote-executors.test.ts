@@ -307,6 +307,16 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs: no backstop
   });
 
+  it('refuses arguments that outgrow the bus once escaped inside the offer, saying so, never running the call', async () => {
+    await executor();
+    const { engine, runs } = await remote();
+    // 400,000 quotes: 800 KB of argument JSON, within the pipeline's 1 MiB; 1.6 MB inside the offer.
+    const [big] = await engine.run([call('quotes', 'work', { tag: '"'.repeat(400_000) })]);
+    expect(codes([big as ToolResult])).toEqual(['ABORTED_BEFORE_DISPATCH']);
+    expect((big as ToolFailure).error.message).toMatch(/arguments, escaped inside its offer \(\d+ bytes\), are larger than .* carries \(max_payload 1048576 bytes\)/);
+    expect(runs.size).toBe(0);
+  });
+
   it('takes the user and password, or the token, written in the URL, and never shows them', async () => {
     const guarded = await startNats(['--user', 'airlock', '--pass', 's3cret']);
     cleanups.push(() => guarded.stop());

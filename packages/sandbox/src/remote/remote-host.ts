@@ -191,8 +191,16 @@ export class RemoteHost implements SandboxHost {
         const timeout = Math.min(OFFER_TIMEOUT_MS, left);
         const attempt = randomToken();
         const offer: Offer = { type: 'offer', token: call.token, attempt, deadline: Date.now() + timeout, replyTo, task };
+        const data = encode(offer);
+        // The arguments travel as a JSON string inside the offer: every quote and backslash in
+        // them is escaped once more, so arguments the pipeline accepted can outgrow the server's
+        // limit here. Said in those words, not as the client's error code.
+        const maxPayload = connection.info?.max_payload;
+        if (maxPayload !== undefined && data.length > maxPayload) {
+          return call.settle(fail('ABORTED_BEFORE_DISPATCH', `the call's arguments, escaped inside its offer (${data.length} bytes), are larger than the NATS server on ${shownEngineUrl(this.#options.url)} carries (max_payload ${maxPayload} bytes): raise the server's max_payload or send smaller arguments; it was not run`));
+        }
         try {
-          reply = await connection.request(subject, encode(offer), { timeout });
+          reply = await connection.request(subject, data, { timeout });
         } catch (error) {
           if (call.settled) return;
           const code = errorCode(error);
