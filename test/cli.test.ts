@@ -118,7 +118,17 @@ describe('airlock run', () => {
     const message = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'notes/a.md', id: 1 } }] };
     const { code, stderr } = await airlock(['run', '-', '--plugins', PLUGINS], { input: JSON.stringify(message).replace('"id":1', '"id":9007199254740993') });
     expect(code).toBe(2);
-    expect(oneLine(stderr)).toContain('standard input: holds the integer 9007199254740993, which JSON cannot carry exactly (it would become 9007199254740992)');
+    expect(oneLine(stderr)).toContain('standard input: call "toolu_1" holds the integer 9007199254740993, which JSON cannot carry exactly (it would become 9007199254740992)');
+  });
+
+  it('such an integer in an earlier, answered turn does not stop the last turn from running', async () => {
+    const earlier = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_0', name: 'read_file', input: { path: 'notes/a.md', id: 1 } }] };
+    const answered = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'done' }] };
+    const last = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'slugify', input: { text: 'Hello World' } }] };
+    const input = JSON.stringify([earlier, answered, last]).replace('"id":1', '"id":9007199254740993');
+    const { code, stdout } = await airlock(['run', '-', '--plugins', PLUGINS, '--json'], { input });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).results[0]).toMatchObject({ callId: 'toolu_1', value: 'hello-world' });
   });
 
   it('a transcript that starts with a UTF-8 byte-order mark is read like any other', async () => {

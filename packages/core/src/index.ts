@@ -12,7 +12,7 @@ export { ToolCallError } from './errors/tool-call-error.js';
 export type { JsonObject, JsonPrimitive, JsonSchema, JsonValue } from './json/json-types.js';
 export { snapshotJson } from './json/snapshot-json.js';
 export type { SnapshotOptions } from './json/snapshot-json.js';
-export { parseJsonArguments, jsonTextDepth, firstRoundedInteger } from './json/parse-json-arguments.js';
+export { parseJsonArguments, jsonTextDepth, firstRoundedInteger, roundedIntegers } from './json/parse-json-arguments.js';
 
 export { defineTool, TOOL_NAME_PATTERN } from './tool/define-tool.js';
 export type { ToolInput } from './tool/define-tool.js';

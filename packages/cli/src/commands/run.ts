@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
 import { plural } from '../support/plural.js';
 import { createProgress } from '../support/progress.js';
-import { readJsonInput } from '../support/read-input.js';
+import { readJsonInput, refuseRoundedArguments } from '../support/read-input.js';
 import { renderCards } from '../support/render-cards.js';
 import { stylist, useColor } from '../support/style.js';
 import { jsonText, visible } from '../support/terminal-text.js';
@@ -105,7 +105,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     source = '-';
   }
 
-  const input = await readJsonInput(source);
+  const { value: input, rounded } = await readJsonInput(source);
   const label = source === '-' ? 'standard input' : source;
   let format: ProviderFormat;
   let calls: ToolCallRequest[];
@@ -118,6 +118,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (AirlockError.isInstance(error)) throw new UsageError(`${label}: ${error.message}`);
     throw error;
   }
+  refuseRoundedArguments(calls, rounded, label);
 
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && source !== '-';
   const progress = process.stderr.isTTY === true && process.env.TERM !== 'dumb' ? createProgress(process.stderr, stylist(useColor(process.stderr))) : undefined;

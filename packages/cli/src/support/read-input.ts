@@ -1,6 +1,6 @@
 // Reads a transcript from a file or standard input, as JSON, with errors a person can act on.
 import { createReadStream } from 'node:fs';
-import { firstRoundedInteger } from '@airlock/core';
+import { roundedIntegers, type ToolCallRequest } from '@airlock/core';
 import { UsageError } from './usage-error.js';
 
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -17,7 +17,13 @@ async function readBounded(stream: AsyncIterable<Buffer>, label: string): Promis
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function readJsonInput(source: string): Promise<unknown> {
+/** The parsed input, and the integers in its text JSON.parse rounded (by what each became), for the caller to refuse where they matter. */
+export interface JsonInput {
+  readonly value: unknown;
+  readonly rounded: ReadonlyMap<number, string>;
+}
+
+export async function readJsonInput(source: string): Promise<JsonInput> {
   const label = source === '-' ? 'standard input' : source;
   let text: string;
   try {
@@ -28,14 +34,40 @@ export async function readJsonInput(source: string): Promise<unknown> {
     throw new UsageError(code === 'ENOENT' ? `${label}: no such file` : code === 'EISDIR' ? `${label}: is a folder, not a transcript file` : `${label}: cannot be read (${code ?? 'error'})`);
   }
   if (text.trim() === '') throw new UsageError(`${label}: is empty (expected a JSON transcript)`);
-  // A tool would get the rounded number with no word said (the check on argument text never
-  // sees an input that is already an object): refused here, where the text still says it.
-  const rounded = firstRoundedInteger(text);
-  if (rounded !== undefined) throw new UsageError(`${label}: holds the integer ${rounded.literal.length > 40 ? `${rounded.literal.slice(0, 40)}…` : rounded.literal}, which JSON cannot carry exactly (it would become ${rounded.becomes}); send it as a string`);
+  let value: unknown;
   try {
     // Editors on some systems start UTF-8 files with a byte-order mark: not part of the JSON.
-    return JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text) as unknown;
+    value = JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text) as unknown;
   } catch (error) {
     throw new UsageError(`${label}: not valid JSON (${(error as Error).message})`);
   }
+  return { value, rounded: roundedIntegers(text) };
+}
+
+/**
+ * Refuses the input when a call about to run has decoded arguments (Anthropic `input`, Gemini
+ * `args`) holding an integer JSON.parse rounded: the tool would get the rounded number with no
+ * word said, and the pipeline's own check reads argument text, which these never were. Such an
+ * integer elsewhere (an earlier turn, a tool result) harms nothing and is let be.
+ */
+export function refuseRoundedArguments(calls: readonly ToolCallRequest[], rounded: ReadonlyMap<number, string>, label: string): void {
+  if (rounded.size === 0) return;
+  for (const call of calls) {
+    if (typeof call.arguments === 'string') continue; // checked by the pipeline, as text
+    const becomes = roundedNumberIn(call.arguments, rounded);
+    if (becomes === undefined) continue;
+    const literal = rounded.get(becomes) ?? String(becomes);
+    throw new UsageError(`${label}: call ${JSON.stringify(call.id)} holds the integer ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal}, which JSON cannot carry exactly (it would become ${becomes}); send it as a string`);
+  }
+}
+
+/** The first number in a parsed JSON value that is one of `rounded`'s keys. Iterative: the value may be deep. */
+function roundedNumberIn(value: unknown, rounded: ReadonlyMap<number, string>): number | undefined {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'number' && rounded.has(item)) return item;
+    if (item !== null && typeof item === 'object') for (const child of Object.values(item)) stack.push(child);
+  }
+  return undefined;
 }

@@ -25,6 +25,15 @@ export function firstRoundedInteger(text: string): { readonly literal: string; r
   return undefined;
 }
 
+/**
+ * Every integer literal outside strings in JSON text that JSON.parse would round, by what it
+ * becomes: to find whether a part of the parsed value (one call's decoded arguments) holds one,
+ * when another part (an earlier turn of the same transcript) may hold others harmlessly.
+ */
+export function roundedIntegers(text: string): ReadonlyMap<number, string> {
+  return scanJsonText(text).rounded;
+}
+
 export function parseJsonArguments(raw: unknown, limits: { maxArgumentBytes: number; maxArgumentDepth: number }): ArgumentsOutcome {
   if (raw === undefined || raw === '') return { ok: true, value: {}, jsonLength: 2 }; // no arguments at all means "{}"
   if (typeof raw === 'string') {
