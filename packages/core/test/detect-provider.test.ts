@@ -34,6 +34,7 @@ describe('detectToolCallMessage: accepted inputs', () => {
     ['an array of messages (last assistant runs)', [{ role: 'user', content: 'hi' }, { ...chatAssistant, tool_calls: [{ ...chatAssistant.tool_calls[0], id: 'old' }] }, { role: 'tool', tool_call_id: 'old', content: 'x' }, chatAssistant], 'openai', ['c1']],
     ['{ "messages": [...] }', { messages: [{ role: 'user', content: 'hi' }, anthropicAssistant] }, 'anthropic', ['toolu_1']],
     ['Gemini contents as an array', [{ role: 'user', parts: [{ text: 'hi' }] }, geminiModel], 'gemini', ['g1']],
+    ['a Gemini request body, { "contents": [...] }', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }, geminiModel], tools: [] }, 'gemini', ['g1']],
     ['a single Responses function_call item', call('r1'), 'responses', ['r1']],
     ['an array of Responses items', [{ type: 'reasoning', summary: [] }, call('r1'), call('r2')], 'responses', ['r1', 'r2']],
     ['a Responses conversation: only the last turn runs', [{ role: 'user', content: 'hi' }, call('old'), { type: 'function_call_output', call_id: 'old', output: 'x' }, { type: 'message', role: 'assistant', content: [] }, call('r1')], 'responses', ['r1']],

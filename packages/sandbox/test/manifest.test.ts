@@ -27,6 +27,8 @@ describe('manifest options, each checked and named by path', () => {
     ['maxOutputBytes over the cap', { ...base, limits: { maxOutputBytes: HOST_LIMIT_CAPS.maxOutputBytes * 2 } }, [`limits.maxOutputBytes must be at most ${HOST_LIMIT_CAPS.maxOutputBytes} (the host's cap)`]],
     ['an unknown limit, nothing like a known one', { ...base, limits: { diskMb: 1 } }, ['limits.diskMb: unknown key']],
     ['a bad default decision', { ...base, permissions: { default: 'sometimes' } }, ['permissions.default must be "allow", "deny" or "ask"']],
+    ['capabilities as one string', { ...base, capabilities: 'log' }, ['capabilities must be an array (it is a string)']],
+    ['permissions as a list', { ...base, permissions: [] }, ['permissions must be an object (it is an array)']],
     ['a bad tool decision', { ...base, permissions: { tools: { x: 'yes' } } }, ['permissions.tools.x must be "allow", "deny" or "ask"']],
     ['a rule without a decision', { ...base, permissions: { rules: [{ tool: 'x' }] } }, ['permissions.rules.0.decision must be "allow", "deny" or "ask"']],
     ['a rule with the long path form', { ...base, permissions: { rules: [{ tool: 'write_file', when: { path: { matches: ['/etc/**', 'secrets/**'], root: '/srv/workspace' } }, decision: 'deny' }] } }, []],

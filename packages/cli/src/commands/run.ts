@@ -27,8 +27,9 @@ Executes the tool calls of a model message (OpenAI "tool_calls", Anthropic "tool
 OpenAI Responses "function_call" or Gemini "functionCall", detected automatically) and
 prints the tool messages in the same provider format. The input may be one message, an
 array of messages or of Responses items, one "function_call" item, { "messages": [...] },
-or a raw API response ({ "choices" }, { "output" }, { "candidates" }); the last
-assistant turn runs. With no arguments at all, runs the bundled example.
+Gemini's { "contents": [...] }, or a raw API response ({ "choices" }, { "output" },
+{ "candidates" }); the last assistant turn runs, those of its calls no tool reply answers
+yet. With no arguments at all, runs the bundled example.
 
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)

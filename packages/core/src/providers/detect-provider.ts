@@ -1,7 +1,8 @@
 // Finds the tool calls to run in whatever a user saved from a provider, and which
 // provider wrote them. Accepted: one assistant message (or a single Responses
 // `function_call` item); an array of messages or of Responses items;
-// `{ messages: [...] }`; a raw API response (`choices`, `output`, `candidates`).
+// `{ messages: [...] }`; Gemini's `{ contents: [...] }`; a raw API response (`choices`,
+// `output`, `candidates`).
 // From a conversation, the last assistant turn runs: those of its calls no tool reply answers yet.
 import { AirlockError } from '../errors/airlock-error.js';
 import { isRecord } from './provider-format.js';
@@ -9,7 +10,7 @@ import { isRecord } from './provider-format.js';
 /** What the error says is accepted, so a person can fix their input from one line. */
 const ACCEPTED_INPUTS =
   'accepted: an assistant message with OpenAI "tool_calls", Anthropic "tool_use" blocks or Gemini "functionCall" parts; ' +
-  'OpenAI Responses "function_call" items (one, or an array); an array of messages; { "messages": [...] }; ' +
+  'OpenAI Responses "function_call" items (one, or an array); an array of messages; { "messages": [...] }; { "contents": [...] }; ' +
   'or a raw API response ({ "choices": [...] }, { "output": [...] }, { "candidates": [...] })';
 
 function notToolCalls(detail: string, withShapes = false): AirlockError {
@@ -152,6 +153,7 @@ function fromMessage(message: Record<string, unknown>, where: string): DetectedM
 const SHAPES: readonly [string, (input: Record<string, unknown>) => boolean][] = [
   ['a Responses "function_call" item', (input) => input.type === 'function_call'],
   ['"messages"', (input) => Array.isArray(input.messages)],
+  ['"contents"', (input) => Array.isArray(input.contents)],
   ['"choices"', (input) => Array.isArray(input.choices)],
   ['"output"', (input) => Array.isArray(input.output)],
   ['"candidates"', (input) => Array.isArray(input.candidates)],
@@ -165,6 +167,8 @@ export function detectToolCallMessage(input: unknown): DetectedMessage {
   if (shapes.length > 1) throw notToolCalls(`the input is both ${shapes.join(' and ')}: which calls to run is not clear`);
   if (input.type === 'function_call') return { provider: 'responses', message: [input] };
   if (Array.isArray(input.messages)) return fromList(input.messages, '"messages"');
+  // A Gemini request body (generateContent), as a Gemini user saves a conversation.
+  if (Array.isArray(input.contents)) return fromList(input.contents, '"contents"');
   // Raw API responses: Chat Completions, Responses, Gemini generateContent.
   if (Array.isArray(input.choices)) {
     const choice: unknown = input.choices[0];

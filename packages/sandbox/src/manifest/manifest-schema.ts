@@ -140,5 +140,18 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     return issue.keys.map((key) => `${prefix}${key}: unknown key${didYouMean(key, known)}`).join('; ');
   }
   if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
+  // zod's own wording for a type it did not get a custom message for ("Invalid input: expected
+  // array, received string"), said as every other problem is.
+  if (issue.code === 'invalid_type' && issue.message.startsWith('Invalid input')) return `${path} must be ${withArticle(issue.expected)} (it is ${withArticle(jsonTypeOf(issue.input))})`;
   return `${path} ${issue.message}`;
+}
+
+function jsonTypeOf(value: unknown): string {
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'array' : typeof value;
+}
+
+function withArticle(type: string): string {
+  if (type === 'null') return 'null';
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
 }
