@@ -1,7 +1,7 @@
 // Turns a loaded plugin into core tool definitions: model-facing fields from the
 // module, host-only fields from the manifest and the host. The body runs only in
 // the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
-import { ToolCallError, defineTool, type AnyTool, type JsonObject, type JsonValue } from '@airlock/core';
+import { ToolCallError, defineTool, onAbort, type AnyTool, type JsonObject, type JsonValue } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import type { Fault } from '../worker/worker-protocol.js';
 import type { Admission, Grant } from '../admission/admission.js';
@@ -49,7 +49,11 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
         }
         // Only calls of a plugin granted capabilities need a scope that ends with the call.
         const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
-        const context: CapabilityContext | undefined = scope === undefined ? undefined : { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: AbortSignal.any([exec.signal, scope.signal]) };
+        // It follows the call's signal through a listener removed when the call ends:
+        // AbortSignal.any would leave a dependant on a signal that outlives the call (the
+        // pipeline's shared never-aborted one, a caller's) for good, and what it holds.
+        const unfollow = scope === undefined ? undefined : exec.signal.aborted ? (scope.abort(), undefined) : onAbort(exec.signal, () => scope.abort());
+        const context: CapabilityContext | undefined = scope === undefined ? undefined : { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: scope.signal };
         const counts: CapabilityCounts = { requests: 0, bytesIn: 0, bytesOut: 0 };
         const capabilities = context === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, context, counts);
         let outcome;
@@ -62,6 +66,7 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
           );
         } finally {
           scope?.abort();
+          unfollow?.();
           grant.release();
         }
         // The plugin's console and its log capability: one per-call log, in the order the plugin
