@@ -51,6 +51,8 @@ interface RemoteCall {
   attempt: string | undefined;
   settled: boolean;
   backstop: ReturnType<typeof setTimeout> | undefined;
+  /** When its deadline passes (performance.now()), once an executor runs it. */
+  deadlineAt: number;
   /** Set while the call waits in line for a free executor. */
   wake: ((executor: string | undefined) => void) | undefined;
   /** The line it waits in, if any. */
@@ -110,6 +112,7 @@ export class RemoteHost implements SandboxHost {
         attempt: undefined,
         settled: false,
         backstop: undefined,
+        deadlineAt: Infinity,
         wake: undefined,
         line: undefined,
         settle: (outcome) => {
@@ -274,6 +277,7 @@ export class RemoteHost implements SandboxHost {
     call.attempt = attempt;
     this.#watch(executor, call.token);
     this.#send(executor, { type: 'go', token: call.token, attempt });
+    call.deadlineAt = performance.now() + taskTimeoutMs(call.task);
     const limitMs = taskTimeoutMs(call.task) + BACKSTOP_GRACE_MS + REMOTE_GRACE_MS;
     call.backstop = setTimeout(() => {
       this.#send(executor, { type: 'cancel', token: call.token, attempt });
@@ -393,7 +397,11 @@ export class RemoteHost implements SandboxHost {
           () => {
             watch.probing = false;
             if (this.#watches.get(executor) !== watch) return;
-            if (performance.now() - flushed > CLEAR_LINE_MS || (this.#heard.get(executor) ?? -Infinity) >= sent) return;
+            if ((this.#heard.get(executor) ?? -Infinity) >= sent) return;
+            // A slow flush defers the verdict, but only while every call the executor holds is
+            // within its deadline: a host kept busy by other tenants' traffic must not keep a
+            // stopped executor's calls waiting for their backstop.
+            if (performance.now() - flushed > CLEAR_LINE_MS && !this.#pastDeadline(watch)) return;
             this.#lost(executor, watch, why);
           },
           () => {
@@ -402,6 +410,13 @@ export class RemoteHost implements SandboxHost {
         );
       },
     );
+  }
+
+  /** Whether a call the executor holds has passed its deadline. */
+  #pastDeadline(watch: ExecutorWatch): boolean {
+    const now = performance.now();
+    for (const token of watch.tokens) if ((this.#calls.get(token)?.deadlineAt ?? Infinity) <= now) return true;
+    return false;
   }
 
   /** The executor is gone or hung: every call it held is answered SANDBOX_CRASH (and cancelled there, should it resume). */
