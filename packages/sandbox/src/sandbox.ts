@@ -192,8 +192,10 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
     const warnings = folder.manifest === undefined ? [] : unsuppliedSecrets(folder.manifest, options.secrets).map((warning) => `${folder.manifestPath}: ${warning}`);
     // Described even beside the manifest's other problems, so a check reports the module's and
     // the permission rules' problems at once with them (describing runs the module in a
-    // throwaway isolate under the manifest's own limits); such a plugin never loads.
-    if (folder.manifest !== undefined && folder.spec !== undefined) {
+    // throwaway isolate under the manifest's own limits); such a plugin never loads. Not by
+    // remote executors: they serve no plugin with problems, and would add only "no executor
+    // serves" to the report.
+    if (folder.manifest !== undefined && folder.spec !== undefined && (problems.length === 0 || override === undefined)) {
       tools = await describePlugin(host, folder.spec, folder.manifest, folder.manifestPath, problems, warnings);
     }
     const plugin = problems.length === 0 && folder.manifest !== undefined && folder.spec !== undefined
