@@ -5,6 +5,7 @@
 // `output`, `candidates`).
 // From a conversation, the last assistant turn runs: those of its calls no tool reply answers yet.
 import { AirlockError } from '../errors/airlock-error.js';
+import { unansweredCalls } from './openai-responses.js';
 import { isRecord } from './provider-format.js';
 
 /** What the error says is accepted, so a person can fix their input from one line. */
@@ -63,16 +64,7 @@ function lastResponsesTurn(items: readonly unknown[], where: string): DetectedMe
     if (isRecord(item) && (item.role === 'user' || item.role === 'system' || item.role === 'developer')) start = index + 1;
   });
   const turn = items.slice(start);
-  const answered = new Set<unknown>();
-  // Only a later output answers a call (openai-responses.ts): walk back from the end.
-  let waiting = 0;
-  for (let index = turn.length - 1; index >= 0; index -= 1) {
-    const item = turn[index];
-    if (!isRecord(item)) continue;
-    if (item.type === 'function_call_output') answered.add(item.call_id);
-    else if (item.type === 'function_call' && (typeof item.call_id !== 'string' || !answered.has(item.call_id))) waiting += 1;
-  }
-  if (waiting === 0) {
+  if (unansweredCalls(turn).length === 0) {
     throw notToolCalls(turn.some(isFunctionCallItem) ? `every "function_call" of the last turn of ${where} already has a "function_call_output": nothing is left to run` : `the last turn of ${where} has no "function_call" items`);
   }
   return { provider: 'responses', message: turn };

@@ -27,23 +27,28 @@ function itemsOf(message: unknown): unknown[] {
   throw invalidMessage('responses', 'expected a response with "output" items or an array of items');
 }
 
+/**
+ * The `function_call` items no `function_call_output` answers yet. An accumulated input list
+ * holds earlier turns too: a call answered by an output after it is not run again (a charge
+ * made twice). Only a later output answers a call: a server may number ids per response and
+ * reuse one.
+ */
+export function unansweredCalls(items: readonly unknown[]): Record<string, unknown>[] {
+  const lastOutput = new Map<string, number>();
+  items.forEach((item, index) => {
+    if (isRecord(item) && item.type === 'function_call_output' && typeof item.call_id === 'string') lastOutput.set(item.call_id, index);
+  });
+  const waiting = (item: Record<string, unknown>, index: number): boolean => typeof item.call_id !== 'string' || (lastOutput.get(item.call_id) ?? -1) < index;
+  return items.flatMap((item, index) => (isRecord(item) && item.type === 'function_call' && waiting(item, index) ? [item] : []));
+}
+
 export const openaiResponses: ProviderFormat<OpenAIResponsesTool, OpenAIResponsesToolOutput> = {
   id: 'responses',
   tools: (schemas: readonly ToolSchema[]) =>
     // strict mode would rewrite the schema's meaning (all fields required), so it stays off.
     schemas.map((schema) => ({ type: 'function', name: schema.name, description: schema.description, parameters: schema.parameters, strict: false })),
   parseCalls(message: unknown): ToolCallRequest[] {
-    const items = itemsOf(message);
-    // An accumulated input list holds earlier turns too: a call answered by an output after it
-    // is not run again (a charge made twice). Only a later output answers a call: a server may
-    // number ids per response and reuse one.
-    const lastOutput = new Map<string, number>();
-    items.forEach((item, index) => {
-      if (isRecord(item) && item.type === 'function_call_output' && typeof item.call_id === 'string') lastOutput.set(item.call_id, index);
-    });
-    const waiting = (item: Record<string, unknown>, index: number): boolean => typeof item.call_id !== 'string' || (lastOutput.get(item.call_id) ?? -1) < index;
-    return items
-      .flatMap((item, index) => (isRecord(item) && item.type === 'function_call' && waiting(item, index) ? [item] : []))
+    return unansweredCalls(itemsOf(message))
       .map((item, index) => ({
         id: requireId(item.call_id, 'responses', `function_call[${index}].call_id`),
         name: requireString(item.name, 'responses', `function_call[${index}].name`),
