@@ -66,6 +66,8 @@ export { sanitizeMessage } from './util/sanitize-message.js';
 export { escapeControls, findControlCharacter } from './util/visible-text.js';
 export { closestName, didYouMean } from './util/did-you-mean.js';
 export { onAbort } from './util/on-abort.js';
+export { linkAbortSignal } from './util/merge-abort-signals.js';
+export type { LinkedAbort } from './util/merge-abort-signals.js';
 
 export { createCodeTool, codeModeTools, codeToolDescription, DEFAULT_CODE_TOOL_NAME } from './code-mode/code-tool.js';
 export type { CodeLogLine, CodeModeValue, CodeRunOutcome, CodeRunRequest, CodeRunner, CodeToolOptions } from './code-mode/code-tool.js';

@@ -6,7 +6,7 @@
 // the program's own CPU limit (at least MIN_STRIP_MS) is ended by terminating its thread: CPU_LIMIT.
 // The deadline runs from the moment the worker starts the strip: a cold thread's start and
 // sucrase's load are the host's cost, not the program's.
-import { ToolCallError, onAbort } from '@airlock/core';
+import { ToolCallError, linkAbortSignal } from '@airlock/core';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Admission } from '../admission/admission.js';
@@ -40,15 +40,14 @@ export class TypeStripper {
     this.#pool ??= new Piscina<StripTask, StripAnswer>({ filename: WORKER_FILE, minThreads: 0, maxThreads: this.#threads, idleTimeout: 10_000, recordTiming: false });
     deadlineMs = Math.max(deadlineMs, MIN_STRIP_MS);
     const deadline = new AbortController();
-    // What stops the strip: the deadline, or the program's signal through a listener removed
-    // at the end (AbortSignal.any would leave a dependant on a long-lived signal for good).
-    const stop = new AbortController();
-    const unfollow = signal.aborted ? (stop.abort(), undefined) : onAbort(signal, () => stop.abort());
+    // What stops the strip: the deadline, or the program's signal, followed until the end
+    // (AbortSignal.any would leave a dependant on a long-lived signal for good).
+    const stop = linkAbortSignal(signal);
     const { port1: started, port2: startedInWorker } = new MessageChannel();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
     started.once('message', () => {
-      if (!settled) timer = setTimeout(() => (deadline.abort(), stop.abort()), deadlineMs);
+      if (!settled) timer = setTimeout(() => (deadline.abort(), stop.abort(undefined)), deadlineMs);
     });
     let answer: StripAnswer;
     try {
@@ -60,7 +59,7 @@ export class TypeStripper {
     } finally {
       settled = true;
       clearTimeout(timer);
-      unfollow?.();
+      stop.dispose();
       started.close();
       grant.release();
     }

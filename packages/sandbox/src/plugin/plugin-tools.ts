@@ -1,7 +1,7 @@
 // Turns a loaded plugin into core tool definitions: model-facing fields from the
 // module, host-only fields from the manifest and the host. The body runs only in
 // the sandbox; the core pipeline (gate, guards, deadline, validation) stays in front.
-import { ToolCallError, defineTool, onAbort, type AnyTool, type JsonObject, type JsonValue } from '@airlock/core';
+import { ToolCallError, defineTool, linkAbortSignal, type AnyTool, type JsonObject, type JsonValue } from '@airlock/core';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import type { Fault } from '../worker/worker-protocol.js';
 import type { Admission, Grant } from '../admission/admission.js';
@@ -48,11 +48,10 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
           throw ToolCallError.isInstance(error) ? new ToolCallError(error.code, `${descriptor.name}: ${error.message}`) : error;
         }
         // Only calls of a plugin granted capabilities need a scope that ends with the call.
-        const scope = plugin.spec.capabilities.length > 0 ? new AbortController() : undefined;
-        // It follows the call's signal through a listener removed when the call ends:
-        // AbortSignal.any would leave a dependant on a signal that outlives the call (the
-        // pipeline's shared never-aborted one, a caller's) for good, and what it holds.
-        const unfollow = scope === undefined ? undefined : exec.signal.aborted ? (scope.abort(), undefined) : onAbort(exec.signal, () => scope.abort());
+        // It follows the call's signal and is detached when the call ends: AbortSignal.any would
+        // leave a dependant on a signal that outlives the call (the pipeline's shared
+        // never-aborted one, a caller's) for good, and what it holds.
+        const scope = plugin.spec.capabilities.length > 0 ? linkAbortSignal(exec.signal) : undefined;
         const context: CapabilityContext | undefined = scope === undefined ? undefined : { tenant, plugin: plugin.name, tool: descriptor.name, callId: exec.callId, signal: scope.signal };
         const counts: CapabilityCounts = { requests: 0, bytesIn: 0, bytesOut: 0 };
         const capabilities = context === undefined ? undefined : capabilityHandler(plugin, hooks.capabilities, context, counts);
@@ -65,8 +64,8 @@ export function pluginTools(plugin: LoadedPlugin, host: SandboxHost, verdicts: V
             grant.placement,
           );
         } finally {
-          scope?.abort();
-          unfollow?.();
+          scope?.abort(undefined);
+          scope?.dispose();
           grant.release();
         }
         // The plugin's console and its log capability: one per-call log, in the order the plugin
