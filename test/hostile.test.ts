@@ -83,6 +83,23 @@ describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
     }
   });
 
+  it.each([
+    ['split-empty', 'TOOL_ERROR'],
+    ['split-this-object', 'TOOL_ERROR'],
+    ['replace-function', 'TOOL_ERROR'],
+    ['symbol-replace', 'TOOL_ERROR'],
+    // Counting its commas flattens the rope: 256 MiB, past the plugin's limit.
+    ['json-parse', 'MEMORY_LIMIT'],
+  ])('invalid-size.js %s: a result past V8\'s array limit is refused, not a process abort (%s)', async (which, expected) => {
+    const h = await harness('hostile/invalid-size.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
+    open = h;
+    const { results } = await h.call('attack', { which });
+    expect(results).toHaveLength(1);
+    expect(code(results[0]!)).toBe(expected);
+    if (expected === 'TOOL_ERROR') expect((results[0] as ToolFailure).error.message).toContain('elements, more than V8 can make');
+    await expectBenignAfter(h);
+  });
+
   it('array-buffers.js: the isolate allocator refuses buffers past the limit', async () => {
     const { result, h } = await attack('array-buffers.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
     expect(code(result)).toBe('TOOL_ERROR');

@@ -1,5 +1,6 @@
 // The bundle's entry, run in every new realm before the bootstrap and before any plugin
-// code. It only captures intrinsics and defines accessors: each helper is built the first
+// code. It guards three built-ins against results V8 cannot make (result-size-guards.ts),
+// then only captures intrinsics and defines accessors: each helper is built the first
 // time plugin code reads its global (the accessor then replaces itself with a plain data
 // property, writable and configurable like any Web API global), so a plugin that uses
 // none of them pays for none of them. The parts themselves (text, url, base64, clone,
@@ -13,6 +14,7 @@ import type * as Text from './text.js';
 import type * as Url from './url.js';
 import { captureIntrinsics, intrinsicsFrom, type Intrinsics } from './intrinsics.js';
 import { changedSince, snapshot } from './pristine.js';
+import { guardResultSizes } from './result-size-guards.js';
 
 interface Parts {
   base64: typeof Base64;
@@ -32,6 +34,8 @@ const SEED_GLOBAL = '__airlock_seed';
 const realm = globalThis as unknown as Record<string, unknown>;
 const seed = realm[SEED_GLOBAL];
 delete realm[SEED_GLOBAL];
+// First, so everything captured below (and by the bootstrap) is the guarded built-in.
+guardResultSizes();
 const captured = captureIntrinsics();
 const pristine = snapshot();
 const defineProperty = Object.defineProperty;

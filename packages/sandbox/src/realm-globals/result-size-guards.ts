@@ -1,0 +1,75 @@
+// Three builtins size their result array from their input in one go, and V8 answers an
+// array past its maximum length (2^27 - 2 elements) with a fatal error that aborts the
+// whole sandbox process at once: no heap limit, watchdog or catastrophe handler sees it
+// coming, so every neighbour's call in flight dies with it and nobody is named. A string
+// of 2^27 characters costs a plugin nothing (s += s, 27 times, makes a rope of a few
+// bytes), and `s.split('')`, `s.split('x')`, `s.replace(/x/g, fn)` or a JSON.parse of
+// '[0,0,...]' did it from a 64 MiB plugin with no grant. Each now refuses such an input
+// with a RangeError first. MAX_RESULT_ELEMENTS is well below V8's limit and already
+// 512 MiB of array, the largest memory limit a plugin can have, so nothing that could
+// succeed is refused; below it, the builtins are called as they are.
+//
+// Installed before anything in the realm captures a built-in (install.ts), so the built-ins
+// the helpers and the bootstrap capture, and those the random part checks for changes, are
+// the guarded ones.
+
+const MAX_RESULT_ELEMENTS = 2 ** 26;
+
+export function guardResultSizes(): void {
+  const apply = Reflect.apply;
+  const defineProperty = Object.defineProperty;
+  const indexOf = String.prototype.indexOf;
+  const RangeErrorIntrinsic = RangeError;
+  const TypeErrorIntrinsic = TypeError;
+  const tooManyElements = (what: string): Error => new RangeErrorIntrinsic(what + ': the result would have more than ' + MAX_RESULT_ELEMENTS + ' elements, more than V8 can make');
+  /** Occurrences of `part` (not empty) in `text`, counted until there are `stopAt`. */
+  const occurrences = (text: string, part: string, stopAt: number): number => {
+    let count = 0;
+    for (let at = apply(indexOf, text, [part]) as number; at !== -1 && count < stopAt; at = apply(indexOf, text, [part, at + part.length]) as number) count += 1;
+    return count;
+  };
+
+  const stringPrototype = String.prototype as unknown as Record<string | symbol, unknown>;
+  const nativeSplit = stringPrototype.split as (...args: unknown[]) => unknown;
+  const splitSymbol = Symbol.split;
+  // The spec's own steps, so each of the caller's values is read or converted once: a
+  // getter that answered our check one way and V8 another would reach the native split.
+  defineProperty(stringPrototype, 'split', { value: { split(this: unknown, separator: unknown, limit: unknown): unknown {
+    if (this === undefined || this === null) return apply(nativeSplit, this, [separator, limit]);
+    if (separator !== undefined && separator !== null) {
+      const splitter = (separator as Record<symbol, unknown>)[splitSymbol];
+      if (splitter !== undefined && splitter !== null) {
+        if (typeof splitter !== 'function') throw new TypeErrorIntrinsic('Symbol.split of the separator is not a function');
+        return apply(splitter, separator, [this, limit]);
+      }
+    }
+    const text = `${this as string}`;
+    const most = limit === undefined ? 4294967295 : (limit as number) >>> 0;
+    const part = separator === undefined ? undefined : `${separator as string}`;
+    if (text.length >= MAX_RESULT_ELEMENTS && part !== undefined && most > MAX_RESULT_ELEMENTS) {
+      const elements = part === '' ? text.length : occurrences(text, part, MAX_RESULT_ELEMENTS) + 1;
+      if (elements > MAX_RESULT_ELEMENTS) throw tooManyElements('String.prototype.split');
+    }
+    return apply(nativeSplit, text, [part, most]);
+  } }.split, writable: true, enumerable: false, configurable: true });
+
+  // A global RegExp with a function replacer gathers every match before it calls the function
+  // (String.prototype.replace and replaceAll come here too).
+  const regExpPrototype = RegExp.prototype as unknown as Record<symbol, unknown>;
+  const nativeReplace = regExpPrototype[Symbol.replace] as (...args: unknown[]) => unknown;
+  defineProperty(regExpPrototype, Symbol.replace, { value: { [Symbol.replace](this: unknown, string: unknown, replaceValue: unknown): unknown {
+    if ((typeof this !== 'object' && typeof this !== 'function') || this === null) return apply(nativeReplace, this, [string, replaceValue]);
+    const text = `${string as string}`;
+    if (text.length >= MAX_RESULT_ELEMENTS && typeof replaceValue === 'function') throw tooManyElements('RegExp.prototype[Symbol.replace] with a function');
+    return apply(nativeReplace, this, [text, replaceValue]);
+  } }[Symbol.replace], writable: true, enumerable: false, configurable: true });
+
+  // An array's elements take at least two characters each ("0,"), and a text's commas bound them.
+  const jsonObject = JSON as unknown as Record<string, unknown>;
+  const nativeParse = JSON.parse;
+  defineProperty(jsonObject, 'parse', { value: { parse(text: unknown, reviver?: unknown): unknown {
+    const source = `${text as string}`;
+    if (source.length >= 2 * MAX_RESULT_ELEMENTS && occurrences(source, ',', MAX_RESULT_ELEMENTS) >= MAX_RESULT_ELEMENTS) throw tooManyElements('JSON.parse');
+    return apply(nativeParse, jsonObject, [source, reviver]);
+  } }.parse, writable: true, enumerable: false, configurable: true });
+}
