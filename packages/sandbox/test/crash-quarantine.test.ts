@@ -92,10 +92,58 @@ describe('crash quarantine', () => {
   it('work no tenant owns in flight (plugin loading) makes a crash unattributable', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });
-    for (let i = 0; i < 5; i += 1) q.recordCrash([evil, undefined]);
+    q.recordCrash([evil, undefined]);
     expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
     expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
     time.advance(60_001);
     expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(false);
+    for (let i = 0; i < 5; i += 1) q.recordCrash([evil, undefined]);
+    expect(q.refusal(evil.tenant, evil.plugin)).toBeUndefined();
+  });
+
+  it('a pair that crashed a process for certain stays a suspect for maxMs, not just the window', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    q.recordCrash([evil]);
+    time.advance(options.maxMs - 1);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(true);
+    time.advance(1);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(false);
+  });
+
+  it('a crasher that waits out each suspicion to crash its shard again is a suspect twice as long each time, up to maxMs, until it has been quiet for maxMs', () => {
+    // An outside attack: one abort a minute and a bit, each in the shared process beside a
+    // neighbour's call, never three certain strikes in a window: never quarantined, and with
+    // suspicion fixed at the window, the neighbour's calls were killed every time.
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    const lengths: number[] = [];
+    for (let round = 0; round < 5; round += 1) {
+      q.recordCrash([evil, victim]);
+      const started = time.now();
+      while (q.isSuspect(evil.tenant, evil.plugin)) time.advance(1000);
+      expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(false);
+      lengths.push(time.now() - started);
+      time.advance(1000);
+    }
+    expect(lengths).toEqual([60_000, 120_000, 240_000, 240_000, 240_000]);
+    expect(q.refusal(victim.tenant, victim.plugin)).toBeUndefined();
+    time.advance(options.maxMs);
+    q.recordCrash([evil, victim]);
+    time.advance(60_000);
+    expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(false);
+  });
+
+  it('a neighbour cleared by the culprit\'s conviction starts afresh', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    q.recordCrash([evil, victim]);
+    time.advance(60_000);
+    q.recordCrash([evil, victim]);
+    q.recordCrash([evil]);
+    expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(false);
+    q.recordCrash([victim, { tenant: 'bob', plugin: 'notes' }]);
+    time.advance(60_000);
+    expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(false);
   });
 });

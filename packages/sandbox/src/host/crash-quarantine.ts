@@ -15,6 +15,15 @@
 // certain, re-quarantines it at once. Quarantined calls fail fast with SANDBOX_CRASH and
 // never reach a process. Together: once a pair is quarantined, its aborts take down no
 // other tenant's call again.
+//
+// How long suspicion lasts is what a patient attacker plays with: a pair that crashed once
+// and then waited out its suspicion before crashing again, in its shard, beside whoever
+// was there, was never quarantined and killed its neighbours' calls once a minute for as
+// long as it liked (an outside attack). So a certain strike keeps its pair on probation
+// for `maxMs`, and each shared crash a pair is caught in doubles how long it stays a
+// suspect (from `windowMs` up to `maxMs`), until it has been quiet for `maxMs` after its
+// suspicion ended. A neighbour caught beside the attacker pays the same way, in calls run
+// one at a time rather than killed, and goes free as soon as the culprit is convicted.
 
 export interface QuarantineOptions {
   /** Certain crashes within the window that quarantine a pair. Default 3. */
@@ -40,6 +49,10 @@ interface PairRecord {
   lastStrikeAt: number;
   /** Crashes this pair was caught in beside others, not yet pinned on anyone: id to time. */
   readonly unexplained: Map<number, number>;
+  /** Shared crashes that made it a suspect since it was last quiet: the suspicion's doubling exponent. */
+  suspicionLevel: number;
+  /** A suspect until then, for the shared crashes it was caught in. */
+  suspectUntil: number;
   quarantinedUntil: number;
   /** Quarantines so far: the backoff exponent. */
   level: number;
@@ -73,9 +86,14 @@ export class CrashQuarantine {
     const crash = this.#nextCrash;
     this.#nextCrash += 1;
     this.#crashes.set(crash, { at: now, pairs: keys });
+    const { windowMs, maxMs } = this.#options;
     for (const key of keys) {
       const pair = byKey.get(key)!;
-      this.#record(pair.tenant, pair.plugin).unexplained.set(crash, now);
+      const record = this.#record(pair.tenant, pair.plugin);
+      record.unexplained.set(crash, now);
+      if (now - record.suspectUntil >= maxMs) record.suspicionLevel = 0;
+      record.suspicionLevel += 1;
+      record.suspectUntil = Math.max(record.suspectUntil, now + Math.min(maxMs, windowMs * 2 ** (record.suspicionLevel - 1)));
     }
   }
 
@@ -88,28 +106,26 @@ export class CrashQuarantine {
   }
 
   /**
-   * A recent crash points at this pair, or it was released from a quarantine not long ago:
-   * its calls run in probation until the window passes (or another is convicted), and a
-   * released pair's until its probation ends. Back in its shard, a released repeat offender
-   * would take its neighbours down with its next abort, and that shared crash would not even
-   * count against it.
+   * A crash points at this pair, or it was released from a quarantine not long ago: its
+   * calls run in probation, for `maxMs` after a certain crash or a release, and for its
+   * suspicion's length after a shared one (unless another is convicted of it). Back in its
+   * shard, a crasher takes its neighbours down with its next abort, and that shared crash
+   * does not even count against it.
    */
   isSuspect(tenant: string, plugin: string): boolean {
     const record = this.#pairs.get(keyOf(tenant, plugin));
     if (record === undefined) return false;
     const now = this.#now();
     if (this.#onProbation(record, now)) return true;
-    const since = now - this.#options.windowMs;
-    if (record.lastStrikeAt > since) return true;
-    for (const at of record.unexplained.values()) if (at > since) return true;
-    return false;
+    if (now - record.lastStrikeAt < this.#options.maxMs) return true;
+    return now < record.suspectUntil;
   }
 
   #record(tenant: string, plugin: string): PairRecord {
     const key = keyOf(tenant, plugin);
     let record = this.#pairs.get(key);
     if (record === undefined) {
-      record = { tenant, plugin, strikes: [], lastStrikeAt: -Infinity, unexplained: new Map(), quarantinedUntil: 0, level: 0 };
+      record = { tenant, plugin, strikes: [], lastStrikeAt: -Infinity, unexplained: new Map(), suspicionLevel: 0, suspectUntil: -Infinity, quarantinedUntil: 0, level: 0 };
       this.#pairs.set(key, record);
     }
     return record;
@@ -117,11 +133,21 @@ export class CrashQuarantine {
 
   #strike(record: PairRecord, now: number): void {
     const { crashes, windowMs, baseMs, maxMs } = this.#options;
-    // Convicted: the shared crashes it was caught in are explained, so its co-suspects go free.
+    // Convicted: the shared crashes it was caught in are explained, so its co-suspects go free
+    // (one still caught in a crash nobody explained stays a suspect).
     for (const crash of record.unexplained.keys()) {
-      for (const key of this.#crashes.get(crash)?.pairs ?? []) this.#pairs.get(key)?.unexplained.delete(crash);
+      for (const key of this.#crashes.get(crash)?.pairs ?? []) {
+        const suspect = this.#pairs.get(key);
+        if (suspect === undefined || suspect === record) continue;
+        suspect.unexplained.delete(crash);
+        if (suspect.unexplained.size === 0) {
+          suspect.suspectUntil = -Infinity;
+          suspect.suspicionLevel = 0;
+        }
+      }
       this.#crashes.delete(crash);
     }
+    record.unexplained.clear();
     // A long quiet spell forgives earlier quarantines.
     if (now - record.lastStrikeAt > maxMs && record.quarantinedUntil + maxMs < now) record.level = 0;
     const onProbation = this.#onProbation(record, now);
@@ -138,13 +164,17 @@ export class CrashQuarantine {
     return record.level > 0 && now - record.quarantinedUntil < this.#options.maxMs;
   }
 
-  /** Forgets what no longer matters, so the records stay bounded by recent crashes. */
+  /**
+   * Forgets what no longer matters, so the records stay bounded by recent crashes: a shared
+   * crash is remembered (for clearing its suspects) as long as it can keep one a suspect and
+   * the quiet spell after, and a pair once it has been quiet for `maxMs` past all of it.
+   */
   #prune(now: number): void {
-    const { windowMs, maxMs } = this.#options;
-    for (const [id, crash] of this.#crashes) if (now - crash.at >= windowMs) this.#crashes.delete(id);
+    const { maxMs } = this.#options;
+    for (const [id, crash] of this.#crashes) if (now - crash.at >= 2 * maxMs) this.#crashes.delete(id);
     for (const [key, record] of this.#pairs) {
-      for (const [id, at] of record.unexplained) if (now - at >= windowMs) record.unexplained.delete(id);
-      const quiet = record.unexplained.size === 0 && now - record.lastStrikeAt >= windowMs;
+      for (const [id, at] of record.unexplained) if (now - at >= 2 * maxMs) record.unexplained.delete(id);
+      const quiet = record.unexplained.size === 0 && now - record.lastStrikeAt >= maxMs && now - record.suspectUntil >= maxMs;
       const forgiven = record.level === 0 || record.quarantinedUntil + maxMs < now;
       if (quiet && forgiven && record.quarantinedUntil <= now) this.#pairs.delete(key);
     }
