@@ -83,6 +83,14 @@ describe('kv capability', () => {
     expect(await cap('kv.set', { key: 'r8', value: 'y' }, 'globex')).toMatchObject({ ok: false });
   });
 
+  it('caps what one call writes in all at its quota, overwriting one key included; the next call writes again', async () => {
+    const { run, cap } = await open({ kv: { file: join(base, 'written.sqlite'), maxBytes: 1000 } }, { name: 'writer', kv: { maxBytes: 300 } });
+    // Each write is "a" + 102 bytes of JSON: two fit in 300, the third does not, though the namespace holds one entry.
+    const writes = await run('many', { requests: Array.from({ length: 10 }, () => ({ name: 'kv.set', argument: { key: 'a', value: 'x'.repeat(100) } })) });
+    expect((writes as unknown as { value: { ok: boolean }[] }).value.map((answer) => answer.ok)).toEqual([true, true, false, false, false, false, false, false, false, false]);
+    expect(await cap('kv.set', { key: 'a', value: 'y' })).toMatchObject({ ok: true });
+  });
+
   it('caps the keys of a namespace (manifest under host), and keeps its usage across reopening', async () => {
     const file = join(base, 'keys.sqlite');
     const first = await open({ kv: { file, maxKeys: 1000 } }, { name: 'counted', kv: { maxKeys: 3 } });

@@ -13,6 +13,14 @@ export const DEFAULT_KV_MAX_KEYS = 10_000;
 export const MAX_KEY_BYTES = 512;
 const MAX_LIST_KEYS = 1000;
 
+/**
+ * UTF-8 bytes each call has asked to write. Overwriting one key never grows the namespace,
+ * so the quota alone let a call write 0.9 MiB a thousand times, each a synchronous SQLite
+ * transaction on the embedder's main thread (an outside attack: a neighbour's calls waited
+ * up to 100 ms, the event loop 252 ms). A call may write its namespace's quota in all.
+ */
+const writtenBy = new WeakMap<CapabilityContext, number>();
+
 function keyOf(key: string, name: string, allowEmpty = false): string {
   if (key.length === 0 && !allowEmpty) throw new CapabilityRefusal(`${name}: key must not be empty`);
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new CapabilityRefusal(`${name}: key longer than ${MAX_KEY_BYTES} bytes`);
@@ -37,6 +45,9 @@ export function kvCapabilities(store: KvStore, host: { readonly maxBytes: number
       const limits = limitsOf(context.plugin);
       const maxBytes = Math.min(limits?.maxBytes ?? host.maxBytes, host.maxBytes);
       const maxKeys = Math.min(limits?.maxKeys ?? host.maxKeys, host.maxKeys);
+      const written = (writtenBy.get(context) ?? 0) + Buffer.byteLength(key, 'utf8') + Buffer.byteLength(json, 'utf8');
+      writtenBy.set(context, written);
+      if (written > maxBytes) throw new CapabilityRefusal(`kv.set: this call has written more than its quota (${maxBytes} bytes) in all`);
       if (!(await store.set(namespace(context), key, json, maxBytes, maxKeys))) throw new CapabilityRefusal('kv quota exceeded');
       return { key, bytes: Buffer.byteLength(json, 'utf8') };
     },
