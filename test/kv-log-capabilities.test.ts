@@ -91,6 +91,14 @@ describe('kv capability', () => {
     expect(await cap('kv.set', { key: 'a', value: 'y' })).toMatchObject({ ok: true });
   });
 
+  it('caps what one call reads in all at its quota; the next call reads again', async () => {
+    const { run, cap } = await open({ kv: { file: join(base, 'read.sqlite'), maxBytes: 1000 } }, { name: 'reader', kv: { maxBytes: 300 } });
+    expect(await cap('kv.set', { key: 'a', value: 'x'.repeat(100) })).toMatchObject({ ok: true });
+    const reads = await run('many', { requests: Array.from({ length: 5 }, () => ({ name: 'kv.get', argument: { key: 'a' } })) });
+    expect((reads as unknown as { value: { ok: boolean }[] }).value.map((answer) => answer.ok)).toEqual([true, true, false, false, false]);
+    expect(await cap('kv.get', { key: 'a' })).toMatchObject({ ok: true, value: { exists: true } });
+  });
+
   it('caps the keys of a namespace (manifest under host), and keeps its usage across reopening', async () => {
     const file = join(base, 'keys.sqlite');
     const first = await open({ kv: { file, maxKeys: 1000 } }, { name: 'counted', kv: { maxKeys: 3 } });

@@ -14,12 +14,14 @@ export const MAX_KEY_BYTES = 512;
 const MAX_LIST_KEYS = 1000;
 
 /**
- * UTF-8 bytes each call has asked to write. Overwriting one key never grows the namespace,
+ * UTF-8 bytes each call has written, and read. Overwriting one key never grows the namespace,
  * so the quota alone let a call write 0.9 MiB a thousand times, each a synchronous SQLite
  * transaction on the embedder's main thread (an outside attack: a neighbour's calls waited
- * up to 100 ms, the event loop 252 ms). A call may write its namespace's quota in all.
+ * up to 100 ms, the event loop 252 ms), and reading one key 400 times did the same. A call
+ * may write its namespace's quota in all, and read it in all.
  */
 const writtenBy = new WeakMap<CapabilityContext, number>();
+const readBy = new WeakMap<CapabilityContext, number>();
 
 function keyOf(key: string, name: string, allowEmpty = false): string {
   if (key.length === 0 && !allowEmpty) throw new CapabilityRefusal(`${name}: key must not be empty`);
@@ -31,10 +33,20 @@ function keyOf(key: string, name: string, allowEmpty = false): string {
 /** The four kv functions over a store; `limitsOf` gives a plugin's manifest caps, applied under the host's. */
 export function kvCapabilities(store: KvStore, host: { readonly maxBytes: number; readonly maxKeys: number }, limitsOf: (plugin: string) => { readonly maxBytes?: number | undefined; readonly maxKeys?: number | undefined } | undefined): Record<(typeof KV_FUNCTIONS)[number], Capability> {
   const namespace = (context: CapabilityContext): KvNamespace => ({ tenant: context.tenant, plugin: context.plugin });
+  const quotaOf = (context: CapabilityContext): { readonly maxBytes: number; readonly maxKeys: number } => {
+    const limits = limitsOf(context.plugin);
+    return { maxBytes: Math.min(limits?.maxBytes ?? host.maxBytes, host.maxBytes), maxKeys: Math.min(limits?.maxKeys ?? host.maxKeys, host.maxKeys) };
+  };
   return {
     'kv.get': async (argument, context) => {
       const key = keyOf(stringField(argumentObject(argument, 'kv.get'), 'key', 'kv.get'), 'kv.get');
+      const { maxBytes } = quotaOf(context);
+      const refused = (): CapabilityRefusal => new CapabilityRefusal(`kv.get: this call has read more than its quota (${maxBytes} bytes) in all`);
+      if ((readBy.get(context) ?? 0) >= maxBytes) throw refused();
       const json = await store.get(namespace(context), key);
+      const read = (readBy.get(context) ?? 0) + Buffer.byteLength(key, 'utf8') + (json === undefined ? 0 : Buffer.byteLength(json, 'utf8'));
+      readBy.set(context, read);
+      if (read > maxBytes) throw refused();
       return json === undefined ? { key, exists: false } : { key, exists: true, value: JSON.parse(json) as JsonValue };
     },
     'kv.set': async (argument, context) => {
@@ -42,9 +54,7 @@ export function kvCapabilities(store: KvStore, host: { readonly maxBytes: number
       const key = keyOf(stringField(object, 'key', 'kv.set'), 'kv.set');
       if (!Object.hasOwn(object, 'value')) throw new CapabilityRefusal('kv.set: value is required');
       const json = JSON.stringify(snapshotJson(object.value as JsonValue, { label: 'kv.set value' }));
-      const limits = limitsOf(context.plugin);
-      const maxBytes = Math.min(limits?.maxBytes ?? host.maxBytes, host.maxBytes);
-      const maxKeys = Math.min(limits?.maxKeys ?? host.maxKeys, host.maxKeys);
+      const { maxBytes, maxKeys } = quotaOf(context);
       const written = (writtenBy.get(context) ?? 0) + Buffer.byteLength(key, 'utf8') + Buffer.byteLength(json, 'utf8');
       writtenBy.set(context, written);
       if (written > maxBytes) throw new CapabilityRefusal(`kv.set: this call has written more than its quota (${maxBytes} bytes) in all`);
