@@ -12,7 +12,9 @@ import { BLAME_FILE_ENV, CEILING_ENV, THREADS_ENV, type FromChild, type ToChild,
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 import type { InFlightPair } from './crash-quarantine.js';
+import { blameForDeath } from './death-blame.js';
 import { KilledTasks } from './killed-tasks.js';
+import { MemoryOffenders } from './memory-offenders.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 
 /** The child's resident-memory ceiling when the options name none, in MiB. */
@@ -73,6 +75,9 @@ interface Child {
   ready: boolean;
   /** Plugins whose source this child already holds. */
   readonly plugins: Set<string>;
+  /** Killed by the resident-memory watcher. */
+  atMemoryCeiling: boolean;
+  readonly memoryOffenders: MemoryOffenders;
   /** What this turn sends the child, in one message. */
   readonly outbox: MessageOutbox<ToChild>;
   /** Armed while no task is in flight, when the options ask idle children to exit. */
@@ -183,6 +188,8 @@ export class ChildProcessHost implements SandboxHost {
       outbox: new MessageOutbox<ToChild>((message) => write(proc, message), () => proc.connected),
       idleTimer: undefined,
       killed: new KilledTasks(),
+      atMemoryCeiling: false,
+      memoryOffenders: new MemoryOffenders(),
     };
     this.#children.add(child);
     this.#current = child;
@@ -198,14 +205,17 @@ export class ChildProcessHost implements SandboxHost {
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
       const culprit = readBlame(blameFile);
       if (!this.#closed && !child.pinned) {
-        // Named by the child, the culprit is certain and the calls in flight are its victims.
-        // Unnamed, an isolate killed here and still running is: its call was answered, but a
-        // builtin that ignores termination can end in a V8 fatal error that takes the process
-        // (and whoever is in flight) down, without a word. Otherwise every pair in flight is
-        // blamed (quarantine decides what that is worth).
-        const killers = child.killed.stillRunning();
-        if (culprit !== undefined) this.#options.onCrash?.([culprit]);
-        else if (child.tasks.size > 0) this.#options.onCrash?.(killers.length > 0 ? killers : child.tasks.contexts().map((inFlight) => inFlight.owner));
+        // Named by the child, the culprit is certain and the calls in flight are its victims;
+        // unnamed, the calls in flight are blamed only when nothing else explains the death
+        // (death-blame.ts), and the quarantine decides what that is worth.
+        const blamed = blameForDeath({
+          named: culprit,
+          stillRunning: child.killed.stillRunning(),
+          atMemoryCeiling: child.atMemoryCeiling,
+          memoryOffenders: child.memoryOffenders.recent(),
+          inFlight: child.tasks.contexts().map((inFlight) => inFlight.owner),
+        });
+        if (blamed !== undefined) this.#options.onCrash?.(blamed);
       }
       child.tasks.failAll(`the sandbox process ${why} during the call`);
     });
@@ -239,6 +249,7 @@ export class ChildProcessHost implements SandboxHost {
     if (message.type !== 'result') return;
     const owner = child.tasks.context(message.id)?.owner;
     if (message.outcome.stillRunning === true && owner !== undefined) child.killed.answered(owner);
+    if (!message.outcome.ok && message.outcome.code === 'MEMORY_LIMIT' && owner !== undefined) child.memoryOffenders.answered(owner);
     // A worker died under this call: its process may be about to abort (a V8 fatal
     // error), so it takes no new calls. Later calls go to a fresh child.
     if (!message.outcome.ok && message.outcome.code === 'SANDBOX_CRASH') {
@@ -287,7 +298,10 @@ export class ChildProcessHost implements SandboxHost {
         if (child !== undefined && !child.retired) this.#retire(child);
         return;
       }
-      if (child !== undefined) child.deathReason = `exceeded its memory ceiling (${rssMb} MiB > ${ceilingMb} MiB)`;
+      if (child !== undefined) {
+        child.deathReason = `exceeded its memory ceiling (${rssMb} MiB > ${ceilingMb} MiB)`;
+        child.atMemoryCeiling = true;
+      }
       proc.kill('SIGKILL');
     }, 200);
     timer.unref();
