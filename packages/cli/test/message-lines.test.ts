@@ -40,6 +40,12 @@ describe('messages from an MCP client over stdio', () => {
     expect(dropped.map((entry) => entry.id)).toEqual([null, null, undefined]);
   });
 
+  it('skips blank and whitespace-only lines: they are no message, so nothing answers them', async () => {
+    const { lines, dropped } = await through(['\n{"id":1}\n\n', '   \r\n\t\n{"id":2}\n', '  '], 64);
+    expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n']);
+    expect(dropped).toEqual([]);
+  });
+
   it('a last message without its newline is passed on when input ends', async () => {
     const { lines } = await through(['{"id":1}\n{"id":2}'], 64);
     expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n']);

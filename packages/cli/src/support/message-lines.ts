@@ -1,7 +1,8 @@
 // Standard input for the MCP stdio transport, passed on one message (line) at a time. The
 // SDK's transport closes itself when its buffer passes 10 MiB: one oversized message from a
 // client ended the whole server, calls in flight included. Here a line longer than the limit
-// is dropped as it streams in (never held whole) and reported, and the server goes on.
+// is dropped as it streams in (never held whole) and reported, and the server goes on. A
+// blank line is no message: it is skipped, not answered as a parse error.
 import { Transform, type TransformCallback } from 'node:stream';
 
 /** The largest message passed on, in bytes (the SDK's own default buffer). */
@@ -50,7 +51,7 @@ export class MessageLines extends Transform {
         this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping });
         this.#dropping = -1;
         this.#head = Buffer.alloc(0);
-      } else {
+      } else if (!blank(this.#pending)) {
         this.push(Buffer.concat([...this.#pending, NEWLINE]));
       }
       this.#pending = [];
@@ -63,12 +64,18 @@ export class MessageLines extends Transform {
   override _flush(done: TransformCallback): void {
     if (this.#dropping >= 0) this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping });
     // Input ended after a last line with no newline: that line is the last message, not lost.
-    else if (this.#pendingBytes > 0) this.push(Buffer.concat([...this.#pending, NEWLINE]));
+    else if (!blank(this.#pending)) this.push(Buffer.concat([...this.#pending, NEWLINE]));
     done();
   }
 }
 
 const NEWLINE = Buffer.from('\n');
+
+/** Whether a line holds nothing but JSON's whitespace (space, tab, CR): stops at the first other byte. */
+function blank(pieces: readonly Buffer[]): boolean {
+  for (const piece of pieces) for (const byte of piece) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  return true;
+}
 
 /**
  * The request's id, read from the head of its text only where nothing can be mistaken for
