@@ -228,7 +228,10 @@ describe('airlock serve over stdio: the connection itself', () => {
     server.send('{not json');
     expect(await server.answer(null)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'read_file', arguments: 'notes/a.md' } }));
-    expect(await server.answer(5)).toMatchObject({ error: { code: -32602 } });
+    // One line naming the part at fault, not the SDK's multi-line zod dump.
+    expect(await server.answer(5)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^[^\n]*tools\/call: params\.arguments must be an object$/) } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: '5b', method: 'tools/call', params: { arguments: {} } }));
+    expect(await server.answer('5b')).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^[^\n]*tools\/call: params\.name must be a string$/) } });
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
     expect(await server.answer(6)).toHaveProperty('result.content');
     expect(await server.end()).toBe(0);

@@ -6,13 +6,15 @@
 import { createEngine, mcpCallToolResult, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
 import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { elicitationMessage } from './approval-prompt.js';
 import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, LoggingLevelSchema, McpError, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
+import { paramsProblem } from './mcp-params-problem.js';
 import { z } from 'zod';
 
-/** tools/call, with its params left to the SDK server's own check (see createMcpSession). */
+/** tools/call, its params checked here (see createMcpSession). */
 const CALL_TOOL_METHOD = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 /** logging/setLevel, its params checked here: the protocol's own check answered a bad level -32603 with a raw zod dump. */
 const SET_LEVEL_METHOD = z.object({ method: z.literal('logging/setLevel'), params: z.unknown() });
@@ -131,8 +133,12 @@ export function createMcpSession(options: McpSessionOptions): Server {
 
   // Registered with a schema that only names the method: parsed against the full schema by the
   // protocol, a request breaking it (arguments that are not an object) was answered -32603 (an
-  // internal error); the SDK's server checks it again itself and answers -32602 (invalid params).
-  server.setRequestHandler(CALL_TOOL_METHOD, async (loose, extra): Promise<CallToolResult> => {
+  // internal error). And registered past the SDK server's own override, whose check of the
+  // params answered -32602 with a raw multi-line zod dump: this handler checks them itself.
+  Protocol.prototype.setRequestHandler.call(server, CALL_TOOL_METHOD, async (loose, extra): Promise<CallToolResult> => {
+    const checked = CallToolRequestSchema.safeParse(loose);
+    if (!checked.success) throw new McpError(ErrorCode.InvalidParams, paramsProblem('tools/call', checked.error));
+    // The request as it came, not zod's copy of it: the pipeline checks the arguments' own keys.
     const request = loose as unknown as z.infer<typeof CallToolRequestSchema>;
     initialized();
     options.calls?.start();
