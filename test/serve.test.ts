@@ -237,6 +237,28 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await server.end()).toBe(0);
   });
 
+  it('a request that breaks MCP\'s schema is answered with its own id when one can be read: -32602 for bad params or _meta, -32600 for a bad envelope', async () => {
+    const server = rawStdio();
+    server.send(initialize);
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    const call = { method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } };
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 7, ...call, params: { ...call.params, _meta: { progressToken: { a: 1 } } } }));
+    expect(await server.answer(7)).toMatchObject({ error: { code: -32602, message: 'tools/call: params._meta.progressToken must be a string or a number' } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'eight', ...call, params: { ...call.params, _meta: { progressToken: true } } }));
+    expect(await server.answer('eight')).toMatchObject({ error: { code: -32602 } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 8.5, ...call }));
+    expect(await server.answer(8.5)).toMatchObject({ error: { code: -32600, message: expect.stringContaining('a string or an integer') } });
+    server.send(JSON.stringify({ jsonrpc: '1.0', id: 11, method: 'ping' }));
+    expect(await server.answer(11)).toMatchObject({ error: { code: -32600, message: expect.stringContaining('"2.0"') } });
+    // No id to read (a rounded one is none): null, as JSON-RPC says.
+    server.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping","params":{"_meta":{"progressToken":true}}}');
+    expect(await server.answer(null)).toMatchObject({ error: { code: -32600 } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 12, ...call }));
+    expect(await server.answer(12)).toHaveProperty('result.content');
+    expect(await server.end()).toBe(0);
+  });
+
   it('nothing but ping is served before initialize', async () => {
     const server = rawStdio();
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));

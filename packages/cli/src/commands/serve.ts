@@ -20,6 +20,7 @@ import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
+import { stdioRefusal } from '../support/stdio-refusal.js';
 import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
 import { unknownApprovals } from '../support/approvers.js';
@@ -175,13 +176,20 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise
     await new Promise((resolve) => setImmediate(resolve));
   });
   const transport = new StdioServerTransport(input, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
-  // A line that is not JSON, or not JSON-RPC, is answered as JSON-RPC says (with id null: none
-  // can be read), not only logged: the client would wait on it for ever.
+  // The line the transport is reading. Added just before the transport's own listener (connect
+  // adds it with no await before), this one runs first for each line, and the transport reports
+  // a line it cannot read in that same turn. MessageLines hands on one line per 'data' event.
+  let reading: Buffer | undefined;
+  input.on('data', (line: Buffer) => {
+    reading = line;
+  });
+  // A line that is not JSON, or not JSON-RPC, is answered as JSON-RPC says (with its request's
+  // id when one can be read, else null), not only logged: the client would wait on it for ever.
   transport.onerror = (error) => {
-    const refusal = error instanceof SyntaxError ? { code: -32700, message: 'Parse error: the message is not JSON' } : error.name === 'ZodError' ? { code: -32600, message: 'Invalid Request: the message is not a JSON-RPC 2.0 request, notification or response' } : undefined;
+    const refusal = stdioRefusal(reading?.toString('utf8'), error);
     if (refusal === undefined) return log(`stdio: ${visible(error.message)}`);
-    log(`stdio: answered a message from the client with ${refusal.code}: ${refusal.message}`);
-    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: refusal })}\n`);
+    log(`stdio: answered a message from the client with ${refusal.error.code}: ${refusal.error.message}`);
+    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: refusal.id, error: refusal.error })}\n`);
   };
   await server.connect(transport);
   log('serving over stdio');

@@ -17,6 +17,15 @@ export function paramsProblem(method: string, error: z.ZodError): string {
   const issue = error.issues[0];
   if (issue === undefined) return `${method}: the request does not match MCP's schema`;
   const path = issue.path.map((key, index) => (typeof key === 'number' ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `${index === 0 ? '' : '.'}${String(key)}` : `[${JSON.stringify(String(key))}]`)).join('');
-  const expected = issue.code === 'invalid_type' ? EXPECTED[issue.expected] : undefined;
+  const expected = issue.code === 'invalid_type' ? EXPECTED[issue.expected] : issue.code === 'invalid_union' ? eitherOf(issue.errors) : undefined;
   return `${method}: ${path === '' ? 'the request' : path} ${expected === undefined ? "does not match MCP's schema" : `must be ${expected}`}`;
+}
+
+/** "a string or an integer" for a union of plain types (a progress token, say); undefined for any other union. */
+function eitherOf(branches: readonly (readonly z.core.$ZodIssue[])[]): string | undefined {
+  const names = branches.map((issues) => {
+    const [only] = issues;
+    return issues.length === 1 && only?.code === 'invalid_type' && only.path.length === 0 ? EXPECTED[only.expected] : undefined;
+  });
+  return names.every((name) => name !== undefined) && names.length > 0 ? names.join(' or ') : undefined;
 }
