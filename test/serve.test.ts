@@ -259,6 +259,21 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await server.end()).toBe(0);
   });
 
+  it('tools/call arguments holding an integer JSON cannot carry exactly end as INVALID_ARGS, worded as run words it, not run rounded', async () => {
+    const server = rawStdio();
+    server.send(initialize);
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"statistics","arguments":{"values":[9007199254740993,1]}}}');
+    const refused = await server.answer(9);
+    expect(refused).toHaveProperty('result.isError', true);
+    expect(JSON.stringify(refused)).toContain('INVALID_ARGS]: the arguments hold the integer 9007199254740993, which JSON cannot carry exactly (it would become 9007199254740992); send it as a string');
+    // One elsewhere in the message (its _meta) reaches no tool: the call runs.
+    server.send('{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"statistics","arguments":{"values":[2,1]},"_meta":{"trace":9007199254740993}}}');
+    expect(await server.answer(10)).toHaveProperty('result.isError', false);
+    expect(await server.end()).toBe(0);
+  });
+
   it('nothing but ping is served before initialize', async () => {
     const server = rawStdio();
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
@@ -299,6 +314,22 @@ describe('airlock serve over Streamable HTTP', () => {
     const transport = new StreamableHTTPClientTransport(url);
     await client.connect(transport);
     return { client, stderr, close: () => client.close() };
+  });
+
+  it('tools/call arguments holding an integer JSON cannot carry exactly end as INVALID_ARGS, not run rounded', async () => {
+    // The SDK's client cannot write such an integer: its request text is edited on the way.
+    const client = makeClient();
+    const exact = (input: string | URL | Request, init?: RequestInit) => fetch(input, typeof init?.body === 'string' ? { ...init, body: init.body.replace('"BIG"', '9007199254740993') } : init);
+    await client.connect(new StreamableHTTPClientTransport(url, { fetch: exact }));
+    try {
+      const refused = (await client.callTool({ name: 'statistics', arguments: { values: ['BIG', 1] } })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toBe('Error [INVALID_ARGS]: the arguments hold the integer 9007199254740993, which JSON cannot carry exactly (it would become 9007199254740992); send it as a string');
+      const ok = (await client.callTool({ name: 'statistics', arguments: { values: [2, 1] } })) as CallToolResult;
+      expect(ok.isError).toBe(false);
+    } finally {
+      await client.close();
+    }
   });
 
   it('answers 404 off the /mcp path and refuses a foreign Host header, and a foreign Origin', async () => {

@@ -62,6 +62,7 @@ export type { Engine, EngineOptions, ToolSource } from './engine.js';
 
 export { genericCallCard, genericResultCard, visibleCard } from './present/generic-cards.js';
 export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess } from './result/tool-result.js';
+export { failureContent } from './result/tool-result.js';
 export { sanitizeMessage } from './util/sanitize-message.js';
 export { escapeControls, findControlCharacter } from './util/visible-text.js';
 export { closestName, didYouMean } from './util/did-you-mean.js';

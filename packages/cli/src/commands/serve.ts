@@ -21,6 +21,7 @@ import { withUsage } from '../support/parse-command-args.js';
 import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
 import { stdioRefusal } from '../support/stdio-refusal.js';
+import { RoundedRequests } from '../support/rounded-requests.js';
 import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
 import { unknownApprovals } from '../support/approvers.js';
@@ -157,7 +158,8 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise
   const calls = new CallsInFlight();
   // Once input ends nobody can answer an approval question: those calls are answered as not approved.
   const clientGone = new AbortController();
-  const server = createMcpSession({ ...session, calls, clientGone: clientGone.signal });
+  const rounded = new RoundedRequests();
+  const server = createMcpSession({ ...session, calls, clientGone: clientGone.signal, rounded });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
@@ -176,12 +178,13 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise
     await new Promise((resolve) => setImmediate(resolve));
   });
   const transport = new StdioServerTransport(input, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
-  // The line the transport is reading. Added just before the transport's own listener (connect
+  // The line the transport is reading, its rounded integers noted. Added just before the transport's own listener (connect
   // adds it with no await before), this one runs first for each line, and the transport reports
   // a line it cannot read in that same turn. MessageLines hands on one line per 'data' event.
   let reading: Buffer | undefined;
   input.on('data', (line: Buffer) => {
     reading = line;
+    rounded.note(line.toString('utf8'));
   });
   // A line that is not JSON, or not JSON-RPC, is answered as JSON-RPC says (with its request's
   // id when one can be read, else null), not only logged: the client would wait on it for ever.
@@ -217,6 +220,8 @@ function tenantOf(req: IncomingMessage, tenancy: Tenancy): { tenant: string } | 
 async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessionOptions, port: number, limits: SessionLimits, tenancy: Tenancy): Promise<void> {
   const idleSeconds = limits.idleMs / 1000;
   const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, (id, tenant) => log(`session ${id} (${logName(tenant)}) closed after ${idleSeconds} s idle`));
+  // Each session's requests' rounded integers (see RoundedRequests), noted from the body read here.
+  const roundedBy = new WeakMap<StreamableHTTPServerTransport, RoundedRequests>();
   const allowedHosts: string[] = [];
   const allowedOrigins: string[] = [];
 
@@ -252,7 +257,9 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       admission.release();
       void transport.close().catch(() => undefined);
     });
-    await createMcpSession(session(tenant)).connect(transport);
+    const rounded = new RoundedRequests();
+    roundedBy.set(transport, rounded);
+    await createMcpSession({ ...session(tenant), rounded }).connect(transport);
     await transport.handleRequest(req, res);
   };
 
@@ -271,7 +278,18 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       }
       // A standalone SSE stream (GET) does not count as activity: it cannot pin the session.
       if (req.method !== 'GET') res.once('close', sessions.begin(header as string));
-      await open.value.handleRequest(req, res);
+      if (req.method !== 'POST') return open.value.handleRequest(req, res);
+      // The body is read here, as text, so its rounded integers are noted before the SDK parses it.
+      const body = await readBody(req, MAX_HTTP_BODY_BYTES);
+      if (body === undefined) return refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_HTTP_BODY_BYTES} bytes`, { connection: 'close' });
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        return refuse(res, 400, -32700, 'Parse error: Invalid JSON');
+      }
+      roundedBy.get(open.value)?.note(body);
+      await open.value.handleRequest(req, res, parsed);
     })().catch((error: unknown) => {
       log(`request failed: ${logName(error instanceof Error ? error.message : String(error))}`);
       if (!res.headersSent) res.writeHead(500).end();
@@ -289,6 +307,27 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   await sessions.closeAll();
   await new Promise<void>((resolve) => http.close(() => resolve()));
   await sandbox.close();
+}
+
+/** The SDK transport's own bound on a request body. */
+const MAX_HTTP_BODY_BYTES = 4 * 1024 * 1024;
+
+/** A request's body as UTF-8 text; undefined once it passes `maxBytes` (reading then stops: the rest is never held). */
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  if (Number(req.headers['content-length']) > maxBytes) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      req.off('data', onData).pause();
+      resolve(undefined);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+  });
 }
 
 function stopSignal(): Promise<void> {

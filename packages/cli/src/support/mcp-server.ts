@@ -3,7 +3,7 @@
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
 // What a call's plugin logged (its console and the log capability) reaches the client as
 // logging notifications on that call's own request, at or above the level it set.
-import { createEngine, mcpCallToolResult, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
+import { createEngine, failureContent, mcpCallToolResult, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
 import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -12,6 +12,8 @@ import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, LoggingLevelSchema, McpError, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
 import { paramsProblem } from './mcp-params-problem.js';
+import { roundedIntegerIn, roundedIntegerWords } from './rounded-integers.js';
+import type { RoundedRequests } from './rounded-requests.js';
 import { z } from 'zod';
 
 /** tools/call, its params checked here (see createMcpSession). */
@@ -56,6 +58,8 @@ export interface McpSessionOptions {
   readonly calls?: CallsInFlight;
   /** Aborts when the client is gone (stdio: it closed our input): a question still open can no longer be answered. */
   readonly clientGone?: AbortSignal;
+  /** The integers JSON.parse rounded in each tools/call's text, noted by the transport's reader before the SDK parsed it. */
+  readonly rounded?: RoundedRequests;
 }
 
 export function createMcpSession(options: McpSessionOptions): Server {
@@ -140,7 +144,15 @@ export function createMcpSession(options: McpSessionOptions): Server {
     if (!checked.success) throw new McpError(ErrorCode.InvalidParams, paramsProblem('tools/call', checked.error));
     // The request as it came, not zod's copy of it: the pipeline checks the arguments' own keys.
     const request = loose as unknown as z.infer<typeof CallToolRequestSchema>;
+    const rounded = options.rounded?.take(extra.requestId);
     initialized();
+    // The SDK parsed the arguments: an integer past 2^53 in them was rounded, and the tool would get a neighbour.
+    const inexact = rounded === undefined ? undefined : roundedIntegerIn(request.params.arguments, rounded);
+    if (inexact !== undefined) {
+      const message = `the arguments hold ${roundedIntegerWords(inexact)}`;
+      options.log(`${logName(options.tenant)} ${logName(request.params.name)} → INVALID_ARGS (an integer JSON cannot carry exactly)`);
+      return { content: [{ type: 'text', text: failureContent('INVALID_ARGS', message) }], isError: true };
+    }
     options.calls?.start();
     try {
       options.log(`${logName(options.tenant)} ${logName(request.params.name)} started`);

@@ -1,6 +1,7 @@
 // Reads a transcript from a file or standard input, as JSON, with errors a person can act on.
 import { createReadStream } from 'node:fs';
 import { roundedIntegers, type ToolCallRequest } from '@airlock/core';
+import { roundedIntegerIn, roundedIntegerWords } from './rounded-integers.js';
 import { UsageError } from './usage-error.js';
 
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -51,23 +52,9 @@ export async function readJsonInput(source: string): Promise<JsonInput> {
  * integer elsewhere (an earlier turn, a tool result) harms nothing and is let be.
  */
 export function refuseRoundedArguments(calls: readonly ToolCallRequest[], rounded: ReadonlyMap<number, string>, label: string): void {
-  if (rounded.size === 0) return;
   for (const call of calls) {
     if (typeof call.arguments === 'string') continue; // checked by the pipeline, as text
-    const becomes = roundedNumberIn(call.arguments, rounded);
-    if (becomes === undefined) continue;
-    const literal = rounded.get(becomes) ?? String(becomes);
-    throw new UsageError(`${label}: call ${JSON.stringify(call.id)} holds the integer ${literal.length > 40 ? `${literal.slice(0, 40)}…` : literal}, which JSON cannot carry exactly (it would become ${becomes}); send it as a string`);
+    const found = roundedIntegerIn(call.arguments, rounded);
+    if (found !== undefined) throw new UsageError(`${label}: call ${JSON.stringify(call.id)} holds ${roundedIntegerWords(found)}`);
   }
-}
-
-/** The first number in a parsed JSON value that is one of `rounded`'s keys. Iterative: the value may be deep. */
-function roundedNumberIn(value: unknown, rounded: ReadonlyMap<number, string>): number | undefined {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (typeof item === 'number' && rounded.has(item)) return item;
-    if (item !== null && typeof item === 'object') for (const child of Object.values(item)) stack.push(child);
-  }
-  return undefined;
 }
