@@ -278,6 +278,8 @@ describe('airlock bench', () => {
   it.each([
     [['bench', '--metrics', 'some'], '--metrics must be "ratios" or "all"'],
     [['bench', '--json-dir', ''], '--json-dir needs a folder'],
+    // Said before measuring, not after a whole run whose results it then lost.
+    [['bench', '--quick', '--json', '--json-dir', 'package.json/sub'], '--json-dir package.json/sub: a part of the path is a file, not a folder'],
   ])('%j is exit 2 with one line', async (args, message) => {
     const { code, stderr } = await airlock(args);
     expect(code).toBe(2);

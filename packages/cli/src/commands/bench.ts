@@ -1,6 +1,7 @@
 // airlock bench: scheduler and sandbox throughput and latency, with raw baselines
 // measured in the same run; --json for github-action-benchmark, --baseline to gate CI.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { comparable, regressions, uncompared, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
 import { ROUNDS } from '../bench/measure.js';
@@ -30,7 +31,8 @@ Options:
   --json                   print a github-action-benchmark array instead of the table
   --kind <smaller|bigger>  which array --json prints: customSmallerIsBetter (default) or customBiggerIsBetter
   --metrics <ratios|all>   which metrics --json and --json-dir write (default: all)
-  --json-dir <dir>         also write both arrays, as <dir>/smaller.json and <dir>/bigger.json
+  --json-dir <dir>         also write both arrays, as <dir>/smaller.json and <dir>/bigger.json (the folder is
+                           created and checked writable before measuring; the files are written after stdout)
   --baseline <file>        compare with an earlier --json output (repeat for both kinds)
   --max-regression <pct>   with --baseline: exit 1 when a metric got worse by more than pct percent (default 25)
   --gate <ratios|all>      which metrics --baseline gates on (default: ratios, which hold on noisy machines)
@@ -72,6 +74,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const only = values.metrics ?? 'all';
   if (only !== 'ratios' && only !== 'all') throw new UsageError('--metrics must be "ratios" or "all"');
   if (values['json-dir'] === '') throw new UsageError('--json-dir needs a folder');
+  // Before measuring, not after: a folder that cannot be written would otherwise cost the whole run.
+  if (values['json-dir'] !== undefined) await writableFolder(values['json-dir']);
   const gateOnly = (['max-regression', 'gate'] as const).find((flag) => values[flag] !== undefined);
   if (gateOnly !== undefined && values.baseline === undefined) throw new UsageError(`--${gateOnly} applies with --baseline only`);
   const baseline = values.baseline === undefined ? undefined : (await Promise.all(values.baseline.map(readBaseline))).flat();
@@ -83,14 +87,17 @@ export async function benchCommand(argv: string[]): Promise<number> {
   });
   if (tty) process.stderr.write('\r\u001b[2K');
 
-  if (values['json-dir'] !== undefined) {
-    await mkdir(values['json-dir'], { recursive: true });
-    for (const direction of ['smaller', 'bigger'] as const) {
-      await writeFile(join(values['json-dir'], `${direction}.json`), `${JSON.stringify(toEntries(metrics, direction, only), null, 2)}\n`);
-    }
-  }
+  // Standard output first: should writing the files still fail, the results are not lost with them.
   if (values.json === true) process.stdout.write(`${JSON.stringify(toEntries(metrics, kind, only), null, 2)}\n`);
   else process.stdout.write(table(metrics, stylist(useColor(process.stdout))));
+  if (values['json-dir'] !== undefined) {
+    for (const direction of ['smaller', 'bigger'] as const) {
+      const file = join(values['json-dir'], `${direction}.json`);
+      await writeFile(file, `${JSON.stringify(toEntries(metrics, direction, only), null, 2)}\n`).catch((error: unknown) => {
+        throw new UsageError(`--json-dir: cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}); the results are on standard output`);
+      });
+    }
+  }
 
   if (baseline === undefined) return 0;
   // A gate that compared nothing must not pass as if it had: a wrong or empty baseline file.
@@ -106,6 +113,18 @@ export async function benchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`airlock bench: ${regression.name} regressed ${regression.worseByPct}% (baseline ${regression.baseline}, now ${regression.current}; for ratios the baseline's worst round against this run's best; threshold ${maxRegression}%)\n`);
   }
   return worse.length > 0 ? 1 : 0;
+}
+
+/** Creates the folder if need be and checks it can be written, or says why not. */
+async function writableFolder(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of the path is a file, not a folder' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'not writable' : `cannot be created (${code ?? 'error'})`;
+    throw new UsageError(`--json-dir ${dir}: ${why}`);
+  }
 }
 
 async function readBaseline(path: string): Promise<BenchmarkEntry[]> {
