@@ -278,6 +278,10 @@ describe('airlock bench', () => {
   it.each([
     [['bench', '--metrics', 'some'], '--metrics must be "ratios" or "all"'],
     [['bench', '--json-dir', ''], '--json-dir needs a folder'],
+    // Number() reads these as 0: a gate that would fail on any change at all.
+    [['bench', '--baseline', 'package.json', '--max-regression', ''], '--max-regression must be a non-negative decimal number'],
+    [['bench', '--baseline', 'package.json', '--max-regression', ' '], '--max-regression must be a non-negative decimal number'],
+    [['bench', '--baseline', 'package.json', '--max-regression', '1e2'], '--max-regression must be a non-negative decimal number'],
     // Said before measuring, not after a whole run whose results it then lost.
     [['bench', '--quick', '--json', '--json-dir', 'package.json/sub'], '--json-dir package.json/sub: a part of the path is a file, not a folder'],
   ])('%j is exit 2 with one line', async (args, message) => {

@@ -34,7 +34,8 @@ Options:
   --json-dir <dir>         also write both arrays, as <dir>/smaller.json and <dir>/bigger.json (the folder is
                            created and checked writable before measuring; the files are written after stdout)
   --baseline <file>        compare with an earlier --json output (repeat for both kinds)
-  --max-regression <pct>   with --baseline: exit 1 when a metric got worse by more than pct percent (default 25)
+  --max-regression <pct>   with --baseline: exit 1 when a metric got worse by more than pct percent, a decimal
+                           number such as 25 or 7.5 (default 25)
   --gate <ratios|all>      which metrics --baseline gates on (default: ratios, which hold on noisy machines)
   -h, --help               show this help
 
@@ -69,8 +70,10 @@ export async function benchCommand(argv: string[]): Promise<number> {
   if (kind !== 'smaller' && kind !== 'bigger') throw new UsageError('--kind must be "smaller" or "bigger"');
   const gate = values.gate ?? 'ratios';
   if (gate !== 'ratios' && gate !== 'all') throw new UsageError('--gate must be "ratios" or "all"');
-  const maxRegression = values['max-regression'] === undefined ? 25 : Number(values['max-regression']);
-  if (!Number.isFinite(maxRegression) || maxRegression < 0) throw new UsageError('--max-regression must be a non-negative number of percent');
+  // Written out as digits: Number() reads "" and " " as 0 (a gate that fails on any change) and takes 1e2 or 0x10.
+  const rawRegression = values['max-regression'];
+  if (rawRegression !== undefined && !/^(?:\d+(?:\.\d*)?|\.\d+)$/.test(rawRegression)) throw new UsageError('--max-regression must be a non-negative decimal number of percent (such as 25 or 7.5)');
+  const maxRegression = rawRegression === undefined ? 25 : Number(rawRegression);
   const only = values.metrics ?? 'all';
   if (only !== 'ratios' && only !== 'all') throw new UsageError('--metrics must be "ratios" or "all"');
   if (values['json-dir'] === '') throw new UsageError('--json-dir needs a folder');
