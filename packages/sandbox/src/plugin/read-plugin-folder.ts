@@ -1,7 +1,8 @@
 // Reads a plugin folder: its manifest, checked key by key, and its module source,
 // which must stay inside the folder. Collects every problem instead of stopping at one.
 import { createHash } from 'node:crypto';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
 import { describeIssue, manifestSchema, type PluginManifest } from '../manifest/manifest-schema.js';
@@ -27,21 +28,17 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
   const problems: string[] = [];
   const done = (manifest?: PluginManifest, spec?: PluginSpec): PluginFolder => ({ dir, manifestPath, manifest, spec, problems });
 
-  let text: string;
-  try {
-    const info = await stat(manifestPath);
-    if (info.size > MAX_MANIFEST_BYTES) return (problems.push(`${manifestPath}: larger than ${MAX_MANIFEST_BYTES} bytes`), done());
-    text = await readFile(manifestPath, 'utf8');
-  } catch {
-    problems.push(`${manifestPath}: not found (a plugin folder needs ${MANIFEST_FILE})`);
-    return done();
-  }
+  const text = await readManifest(dir, manifestPath, problems);
+  if (text === undefined) return done();
   let raw: unknown;
   try {
     // Editors on some systems start UTF-8 files with a byte-order mark: not part of the JSON.
     raw = JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text);
   } catch (error) {
-    problems.push(`${manifestPath}: not valid JSON (${(error as Error).message})`);
+    // V8's message quotes the text around the fault: the file may be anything a symlink or a
+    // mistake led to (a token, /proc/self/environ). Where, never what.
+    const where = /at position \d+(?: \(line \d+ column \d+\))?/.exec((error as Error).message)?.[0];
+    problems.push(`${manifestPath}: not valid JSON${where === undefined ? '' : ` (${where})`}`);
     return done();
   }
   const parsed = manifestSchema(caps).safeParse(raw, { reportInput: true });
@@ -85,6 +82,42 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
   return done(manifest, { key, source, ...identity } satisfies PluginSpec);
 }
 
+/** The manifest's text: a regular file inside the plugin folder (as the module must be), or a problem said. */
+async function readManifest(dir: string, manifestPath: string, problems: string[]): Promise<string | undefined> {
+  let file: string;
+  try {
+    file = await realpath(manifestPath);
+    // A symlink may not lead the manifest outside the plugin folder: check would print what it found there.
+    if (!insideFolder(await realpath(dir), file)) return (problems.push(`${manifestPath}: resolves outside the plugin folder`), undefined);
+  } catch {
+    problems.push(`${manifestPath}: not found (a plugin folder needs ${MANIFEST_FILE})`);
+    return undefined;
+  }
+  // Opened without blocking (a FIFO would wait for a writer) and without following a symlink
+  // swapped in since; what it is is asked of the open file itself.
+  let handle: FileHandle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (error) {
+    problems.push(`${manifestPath}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return (problems.push(`${manifestPath}: is not a regular file (a FIFO, a device or a folder)`), undefined);
+    if (info.size > MAX_MANIFEST_BYTES) return (problems.push(`${manifestPath}: larger than ${MAX_MANIFEST_BYTES} bytes`), undefined);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether `file` (resolved) lies inside `root` (resolved). */
+function insideFolder(root: string, file: string): boolean {
+  const inside = relative(root, file);
+  return !(inside.startsWith('..') || inside.startsWith(sep));
+}
+
 async function readModule(dir: string, modulePath: string, problems: string[]): Promise<string | undefined> {
   const where = `${join(dir, MANIFEST_FILE)}: module`;
   let root: string;
@@ -97,8 +130,7 @@ async function readModule(dir: string, modulePath: string, problems: string[]): 
     return undefined;
   }
   // A symlink may not lead the module outside the plugin folder.
-  const inside = relative(root, file);
-  if (inside.startsWith('..') || inside.startsWith(sep)) {
+  if (!insideFolder(root, file)) {
     problems.push(`${where} "${modulePath}" resolves outside the plugin folder`);
     return undefined;
   }

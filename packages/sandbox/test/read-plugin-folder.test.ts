@@ -1,0 +1,48 @@
+// The manifest is read only from a regular file inside the plugin folder, as the module is,
+// and a manifest that is not JSON is reported by where, never by quoting what it holds.
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { discoverPluginFolders } from '../src/plugin/discover-plugins.js';
+import { MANIFEST_FILE, readPluginFolder } from '../src/plugin/read-plugin-folder.js';
+
+const SECRET = 'ghp_SuperSecretToken123';
+let root: string;
+let plugin: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'airlock-manifest-'));
+  plugin = join(root, 'plugin');
+  await mkdir(plugin);
+  await writeFile(join(plugin, 'index.js'), 'export default { tools: [] };\n');
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('reading a plugin folder\'s manifest', () => {
+  it('refuses a manifest symlinked outside the folder, and says nothing of what it leads to', async () => {
+    await writeFile(join(root, 'secret'), SECRET);
+    await symlink(join(root, 'secret'), join(plugin, MANIFEST_FILE));
+    const { problems } = await readPluginFolder(plugin);
+    expect(problems).toEqual([`${join(plugin, MANIFEST_FILE)}: resolves outside the plugin folder`]);
+  });
+
+  it('reports a manifest that is not JSON by position, never quoting its text', async () => {
+    await writeFile(join(plugin, MANIFEST_FILE), `{"name": ${SECRET}}`);
+    const { problems } = await readPluginFolder(plugin);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('not valid JSON');
+    expect(problems[0]).not.toContain('Secret');
+    await writeFile(join(plugin, MANIFEST_FILE), `{"name": "x"} ${SECRET}`);
+    expect((await readPluginFolder(plugin)).problems).toEqual([`${join(plugin, MANIFEST_FILE)}: not valid JSON (at position 14)`]);
+  });
+
+  it('a manifest that is a FIFO is found, said to be no regular file, and never waited on', async () => {
+    execFileSync('mkfifo', [join(plugin, MANIFEST_FILE)]);
+    expect(await discoverPluginFolders([plugin])).toEqual([plugin]);
+    const { problems } = await readPluginFolder(plugin);
+    expect(problems).toEqual([`${join(plugin, MANIFEST_FILE)}: is not a regular file (a FIFO, a device or a folder)`]);
+  }, 10_000);
+});
