@@ -1,6 +1,7 @@
 // The manifest schema: one row per option (the path named in each error), and a
 // property that no input, however hostile, makes it throw instead of reporting.
 import fc from 'fast-check';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { HOST_LIMIT_CAPS } from '../src/manifest/host-limits.js';
 import { describeIssue, manifestSchema } from '../src/manifest/manifest-schema.js';
@@ -73,5 +74,11 @@ describe('manifest options, each checked and named by path', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('every top-level key the schema accepts is in the README\'s manifest table', async () => {
+    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    const undocumented = Object.keys(manifestSchema().shape).filter((key) => !new RegExp(`^\\| \`${key}[\`.]`, 'm').test(readme));
+    expect(undocumented).toEqual([]);
   });
 });
