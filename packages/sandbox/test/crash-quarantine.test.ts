@@ -134,6 +134,18 @@ describe('crash quarantine', () => {
     expect(q.isSuspect(evil.tenant, evil.plugin)).toBe(false);
   });
 
+  it('a conviction clears no co-suspect running the same plugin or of the same tenant', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    const samePlugin = { tenant: 'trent', plugin: evil.plugin };
+    const sameTenant = { tenant: evil.tenant, plugin: 'other' };
+    q.recordCrash([evil, samePlugin, sameTenant, victim]);
+    q.recordCrash([evil]);
+    expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(false);
+    expect(q.isSuspect(samePlugin.tenant, samePlugin.plugin)).toBe(true);
+    expect(q.isSuspect(sameTenant.tenant, sameTenant.plugin)).toBe(true);
+  });
+
   it('a neighbour cleared by the culprit\'s conviction starts afresh', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });

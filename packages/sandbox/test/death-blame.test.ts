@@ -11,10 +11,14 @@ const zombie = { tenant: 'eve', plugin: 'sort' };
 const quiet = { named: undefined, stillRunning: [], atMemoryCeiling: false, memoryOffenders: [], inFlight: [victim] };
 
 describe('blame for a sandbox process death', () => {
-  it('a kill at the memory ceiling just after another pair was answered MEMORY_LIMIT is that pair\'s, not the neighbour\'s in flight', () => {
+  it('a kill at the memory ceiling just after another pair was answered MEMORY_LIMIT is shared with that pair: the lone neighbour in flight is not struck', () => {
     // A re-attack: five calls flattening 1 GiB ropes answered MEMORY_LIMIT, the kill half a
     // second later, only a neighbour's call in flight: it was struck (and three such, quarantined).
-    expect(blameForDeath({ ...quiet, atMemoryCeiling: true, memoryOffenders: [hoarder] })).toEqual([hoarder]);
+    expect(blameForDeath({ ...quiet, atMemoryCeiling: true, memoryOffenders: [hoarder] })).toEqual([victim, hoarder]);
+    // Nor does a throwaway pair's MEMORY_LIMIT answer take the blame alone for memory another pair in flight holds.
+    expect(blameForDeath({ ...quiet, inFlight: [victim, zombie], atMemoryCeiling: true, memoryOffenders: [hoarder, victim] })).toEqual([victim, zombie, hoarder]);
+    // The offender alone in flight is struck for certain.
+    expect(blameForDeath({ ...quiet, inFlight: [hoarder], atMemoryCeiling: true, memoryOffenders: [hoarder] })).toEqual([hoarder]);
   });
 
   it('recent MEMORY_LIMIT answers explain only a ceiling kill, not another death', () => {

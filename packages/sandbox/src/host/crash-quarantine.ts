@@ -134,11 +134,12 @@ export class CrashQuarantine {
   #strike(record: PairRecord, now: number): void {
     const { crashes, windowMs, baseMs, maxMs } = this.#options;
     // Convicted: the shared crashes it was caught in are explained, so its co-suspects go free
-    // (one still caught in a crash nobody explained stays a suspect).
+    // (one still caught in a crash nobody explained stays a suspect), except those running the
+    // same plugin or of the same tenant: the same code, or the same hand, may have done it.
     for (const crash of record.unexplained.keys()) {
       for (const key of this.#crashes.get(crash)?.pairs ?? []) {
         const suspect = this.#pairs.get(key);
-        if (suspect === undefined || suspect === record) continue;
+        if (suspect === undefined || suspect === record || suspect.plugin === record.plugin || suspect.tenant === record.tenant) continue;
         suspect.unexplained.delete(crash);
         if (suspect.unexplained.size === 0) {
           suspect.suspectUntil = -Infinity;
