@@ -97,6 +97,27 @@ describe('kv capability', () => {
     const reads = await run('many', { requests: Array.from({ length: 5 }, () => ({ name: 'kv.get', argument: { key: 'a' } })) });
     expect((reads as unknown as { value: { ok: boolean }[] }).value.map((answer) => answer.ok)).toEqual([true, true, false, false, false]);
     expect(await cap('kv.get', { key: 'a' })).toMatchObject({ ok: true, value: { exists: true } });
+    // Listing keys reads too: "a" and 100 k's are 101 bytes a list.
+    expect(await cap('kv.set', { key: 'k'.repeat(100), value: 1 })).toMatchObject({ ok: true });
+    const lists = await run('many', { requests: Array.from({ length: 5 }, () => ({ name: 'kv.list', argument: {} })) });
+    expect((lists as unknown as { value: { ok: boolean }[] }).value.map((answer) => answer.ok)).toEqual([true, true, false, false, false]);
+  });
+
+  it('reads a call\'s requests asked all at once one after another, so none past the quota reaches the store', async () => {
+    const value = JSON.stringify('x'.repeat(100));
+    let reads = 0;
+    const store: KvStore = {
+      get: () => ((reads += 1), value),
+      set: () => true,
+      delete: () => false,
+      list: () => [],
+    };
+    // Process mode: the requests reach the host in one batch, handled in one turn.
+    const { run } = await open({ kv: { store, maxBytes: 300 }, mode: 'process' }, { name: 'mine' });
+    // Promise.all of ten: up to 16 requests are in flight at once, and all passed a check made before any read was counted.
+    const answers = await run('many', { requests: Array.from({ length: 10 }, () => ({ name: 'kv.get', argument: { key: 'a' } })) });
+    expect((answers as unknown as { value: { ok: boolean }[] }).value.filter((answer) => answer.ok)).toHaveLength(2);
+    expect(reads).toBe(3);
   });
 
   it('caps the keys of a namespace (manifest under host), and keeps its usage across reopening', async () => {

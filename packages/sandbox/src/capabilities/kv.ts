@@ -18,10 +18,18 @@ const MAX_LIST_KEYS = 1000;
  * so the quota alone let a call write 0.9 MiB a thousand times, each a synchronous SQLite
  * transaction on the embedder's main thread (an outside attack: a neighbour's calls waited
  * up to 100 ms, the event loop 252 ms), and reading one key 400 times did the same. A call
- * may write its namespace's quota in all, and read it in all.
+ * may write its namespace's quota in all, and read it in all (values got, keys listed).
  */
 const writtenBy = new WeakMap<CapabilityContext, number>();
 const readBy = new WeakMap<CapabilityContext, number>();
+/** One call's reads run one after another: each is counted before the next is checked (16 at once all passed the check). */
+const readsOf = new WeakMap<CapabilityContext, Promise<unknown>>();
+
+function inTurn<T>(context: CapabilityContext, read: () => Promise<T>): Promise<T> {
+  const next = (readsOf.get(context) ?? Promise.resolve()).then(read);
+  readsOf.set(context, next.catch(() => undefined));
+  return next;
+}
 
 function keyOf(key: string, name: string, allowEmpty = false): string {
   if (key.length === 0 && !allowEmpty) throw new CapabilityRefusal(`${name}: key must not be empty`);
@@ -37,17 +45,24 @@ export function kvCapabilities(store: KvStore, host: { readonly maxBytes: number
     const limits = limitsOf(context.plugin);
     return { maxBytes: Math.min(limits?.maxBytes ?? host.maxBytes, host.maxBytes), maxKeys: Math.min(limits?.maxKeys ?? host.maxKeys, host.maxKeys) };
   };
+  const readRefusal = (context: CapabilityContext, name: string): CapabilityRefusal => new CapabilityRefusal(`${name}: this call has read more than its quota (${quotaOf(context).maxBytes} bytes) in all`);
+  const checkRead = (context: CapabilityContext, name: string): void => {
+    if ((readBy.get(context) ?? 0) >= quotaOf(context).maxBytes) throw readRefusal(context, name);
+  };
+  const countRead = (context: CapabilityContext, name: string, bytes: number): void => {
+    const read = (readBy.get(context) ?? 0) + bytes;
+    readBy.set(context, read);
+    if (read > quotaOf(context).maxBytes) throw readRefusal(context, name);
+  };
   return {
-    'kv.get': async (argument, context) => {
+    'kv.get': (argument, context) => {
       const key = keyOf(stringField(argumentObject(argument, 'kv.get'), 'key', 'kv.get'), 'kv.get');
-      const { maxBytes } = quotaOf(context);
-      const refused = (): CapabilityRefusal => new CapabilityRefusal(`kv.get: this call has read more than its quota (${maxBytes} bytes) in all`);
-      if ((readBy.get(context) ?? 0) >= maxBytes) throw refused();
-      const json = await store.get(namespace(context), key);
-      const read = (readBy.get(context) ?? 0) + Buffer.byteLength(key, 'utf8') + (json === undefined ? 0 : Buffer.byteLength(json, 'utf8'));
-      readBy.set(context, read);
-      if (read > maxBytes) throw refused();
-      return json === undefined ? { key, exists: false } : { key, exists: true, value: JSON.parse(json) as JsonValue };
+      return inTurn(context, async () => {
+        checkRead(context, 'kv.get');
+        const json = await store.get(namespace(context), key);
+        countRead(context, 'kv.get', Buffer.byteLength(key, 'utf8') + (json === undefined ? 0 : Buffer.byteLength(json, 'utf8')));
+        return json === undefined ? { key, exists: false } : { key, exists: true, value: JSON.parse(json) as JsonValue };
+      });
     },
     'kv.set': async (argument, context) => {
       const object = argumentObject(argument, 'kv.set');
@@ -65,11 +80,15 @@ export function kvCapabilities(store: KvStore, host: { readonly maxBytes: number
       const key = keyOf(stringField(argumentObject(argument, 'kv.delete'), 'key', 'kv.delete'), 'kv.delete');
       return { key, deleted: await store.delete(namespace(context), key) };
     },
-    'kv.list': async (argument, context) => {
+    'kv.list': (argument, context) => {
       const object = argument === null || argument === undefined ? {} : argumentObject(argument, 'kv.list');
       const prefix = keyOf(optionalStringField(object, 'prefix', 'kv.list') ?? '', 'kv.list', true);
-      const keys = await store.list(namespace(context), prefix, MAX_LIST_KEYS + 1);
-      return { keys: keys.slice(0, MAX_LIST_KEYS), truncated: keys.length > MAX_LIST_KEYS };
+      return inTurn(context, async () => {
+        checkRead(context, 'kv.list');
+        const keys = await store.list(namespace(context), prefix, MAX_LIST_KEYS + 1);
+        countRead(context, 'kv.list', keys.reduce((bytes, key) => bytes + Buffer.byteLength(key, 'utf8'), 0));
+        return { keys: keys.slice(0, MAX_LIST_KEYS), truncated: keys.length > MAX_LIST_KEYS };
+      });
     },
   };
 }
