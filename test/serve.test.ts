@@ -175,15 +175,22 @@ describe('airlock serve over stdio: the connection itself', () => {
         const message = JSON.parse(stdout.slice(0, newline)) as Record<string, unknown>;
         stdout = stdout.slice(newline + 1);
         if (!('id' in message)) continue;
-        answers.set(message.id, message);
-        waiting.get(message.id)?.(message);
+        // Each answer is taken once, so a test may reuse an id.
+        const waiter = waiting.get(message.id);
+        waiting.delete(message.id);
+        if (waiter === undefined) answers.set(message.id, message);
+        else waiter(message);
       }
     });
     server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
     return {
       send: (line) => void server.stdin.write(`${line}\n`),
-      answer: (id) => (answers.has(id) ? Promise.resolve(answers.get(id)!) : new Promise((resolve) => waiting.set(id, resolve))),
+      answer: (id) => {
+        const answered = answers.get(id);
+        answers.delete(id);
+        return answered !== undefined ? Promise.resolve(answered) : new Promise((resolve) => waiting.set(id, resolve));
+      },
       end: () => {
         server.stdin.end();
         return exited;
@@ -271,6 +278,11 @@ describe('airlock serve over stdio: the connection itself', () => {
     // One elsewhere in the message (its _meta) reaches no tool: the call runs.
     server.send('{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"statistics","arguments":{"values":[2,1]},"_meta":{"trace":9007199254740993}}}');
     expect(await server.answer(10)).toHaveProperty('result.isError', false);
+    // A request refused for its params leaves nothing behind: the next with its id, exact, runs.
+    server.send('{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"statistics","arguments":{"values":[9007199254740993,1]},"_meta":{"progressToken":{}}}}');
+    expect(await server.answer(11)).toMatchObject({ error: { code: -32602 } });
+    server.send('{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"statistics","arguments":{"values":[9007199254740992,1]}}}');
+    expect(await server.answer(11)).toHaveProperty('result.isError', false);
     expect(await server.end()).toBe(0);
   });
 

@@ -140,11 +140,12 @@ export function createMcpSession(options: McpSessionOptions): Server {
   // internal error). And registered past the SDK server's own override, whose check of the
   // params answered -32602 with a raw multi-line zod dump: this handler checks them itself.
   Protocol.prototype.setRequestHandler.call(server, CALL_TOOL_METHOD, async (loose, extra): Promise<CallToolResult> => {
+    // Taken first, so a refused request leaves nothing behind for a later one with its id.
+    const rounded = options.rounded?.take(extra.requestId);
     const checked = CallToolRequestSchema.safeParse(loose);
     if (!checked.success) throw new McpError(ErrorCode.InvalidParams, paramsProblem('tools/call', checked.error));
     // The request as it came, not zod's copy of it: the pipeline checks the arguments' own keys.
     const request = loose as unknown as z.infer<typeof CallToolRequestSchema>;
-    const rounded = options.rounded?.take(extra.requestId);
     initialized();
     // The SDK parsed the arguments: an integer past 2^53 in them was rounded, and the tool would get a neighbour.
     const inexact = rounded === undefined ? undefined : roundedIntegerIn(request.params.arguments, rounded);

@@ -12,10 +12,14 @@ const MAX_NOTED = 1000;
 export class RoundedRequests {
   readonly #byId = new Map<RequestId, ReadonlyMap<number, string>>();
 
-  /** Reads one message's text (a request, or a batch of them) as the client sent it. */
+  /**
+   * Reads one message's text (a request, or a batch of them) as the client sent it. A
+   * tools/call without rounded integers clears what an earlier request of its id left (one
+   * the transport refused before the handler could take it).
+   */
   note(text: string): void {
     const rounded = roundedIntegers(text);
-    if (rounded.size === 0) return;
+    if (rounded.size === 0 && this.#byId.size === 0) return;
     let message: unknown;
     try {
       message = JSON.parse(text);
@@ -24,7 +28,9 @@ export class RoundedRequests {
     }
     for (const item of Array.isArray(message) ? message : [message]) {
       const { id, method } = (item !== null && typeof item === 'object' ? item : {}) as { id?: unknown; method?: unknown };
-      if (method === 'tools/call' && (typeof id === 'string' || typeof id === 'number')) this.#byId.set(id, rounded);
+      if (method !== 'tools/call' || (typeof id !== 'string' && typeof id !== 'number')) continue;
+      if (rounded.size > 0) this.#byId.set(id, rounded);
+      else this.#byId.delete(id);
     }
     for (const id of this.#byId.keys()) {
       if (this.#byId.size <= MAX_NOTED) break;
