@@ -88,6 +88,8 @@ describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
     ['split-this-object', 'TOOL_ERROR'],
     ['replace-function', 'TOOL_ERROR'],
     ['symbol-replace', 'TOOL_ERROR'],
+    ['sort-array-like', 'TOOL_ERROR'],
+    ['to-sorted-array-like', 'TOOL_ERROR'],
     // Counting its commas flattens the rope: 256 MiB, past the plugin's limit.
     ['json-parse', 'MEMORY_LIMIT'],
   ])('invalid-size.js %s: a result past V8\'s array limit is refused, not a process abort (%s)', async (which, expected) => {

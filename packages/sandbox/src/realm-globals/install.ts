@@ -1,5 +1,5 @@
 // The bundle's entry, run in every new realm before the bootstrap and before any plugin
-// code. It guards three built-ins against results V8 cannot make (result-size-guards.ts),
+// code. It guards the built-ins that would ask V8 for arrays it cannot make (result-size-guards.ts),
 // then only captures intrinsics and defines accessors: each helper is built the first
 // time plugin code reads its global (the accessor then replaces itself with a plain data
 // property, writable and configurable like any Web API global), so a plugin that uses

@@ -1,7 +1,7 @@
-// Three builtins size their result array from their input in one go, and V8 answers an
-// array past its maximum length (2^27 - 2 elements) with a fatal error that aborts the
-// whole sandbox process at once: no heap limit, watchdog or catastrophe handler sees it
-// coming, so every neighbour's call in flight dies with it and nobody is named. A string
+// Some builtins size an array from their input in one go, and V8 answers an array past its
+// maximum length (2^27 - 2 elements) with a fatal error that aborts the whole sandbox
+// process at once: no heap limit, watchdog or catastrophe handler sees it coming, so every
+// neighbour's call in flight dies with it and nobody is named. A string
 // of 2^27 characters costs a plugin nothing (s += s, 27 times, makes a rope of a few
 // bytes), and `s.split('')`, `s.split('x')`, `s.replace(/x/g, fn)` or a JSON.parse of
 // '[0,0,...]' did it from a 64 MiB plugin with no grant. Each now refuses such an input
@@ -32,6 +32,13 @@ export function guardResultSizes(): void {
   const stringPrototype = String.prototype as unknown as Record<string | symbol, unknown>;
   const nativeSplit = stringPrototype.split as (...args: unknown[]) => unknown;
   const splitSymbol = Symbol.split;
+  const createNull = Object.create as (prototype: null) => Record<PropertyKey, unknown>;
+  const separatorOf = (part: string): Record<PropertyKey, unknown> => {
+    const separator = createNull(null);
+    separator[splitSymbol] = undefined;
+    separator.toString = () => part;
+    return separator;
+  };
   // The spec's own steps, so each of the caller's values is read or converted once: a
   // getter that answered our check one way and V8 another would reach the native split.
   defineProperty(stringPrototype, 'split', { value: { split(this: unknown, separator: unknown, limit: unknown): unknown {
@@ -50,11 +57,15 @@ export function guardResultSizes(): void {
       const elements = part === '' ? text.length : occurrences(text, part, MAX_RESULT_ELEMENTS) + 1;
       if (elements > MAX_RESULT_ELEMENTS) throw tooManyElements('String.prototype.split');
     }
-    return apply(nativeSplit, text, [part, most]);
+    // A primitive separator is passed as it came (V8 looks for String.prototype[Symbol.split] on
+    // it, as natively); an object one, already converted, as an object with nothing to find on
+    // it and no prototype a plugin could have given another answer: it converts to `part`.
+    return apply(nativeSplit, text, [typeof separator === 'object' || typeof separator === 'function' ? separatorOf(part as string) : part, most]);
   } }.split, writable: true, enumerable: false, configurable: true });
 
   // A global RegExp with a function replacer gathers every match before it calls the function
-  // (String.prototype.replace and replaceAll come here too).
+  // (String.prototype.replace and replaceAll come here too). Any function replacer on such a
+  // text is refused, global or not: the flags are the plugin's to answer, and could answer twice.
   const regExpPrototype = RegExp.prototype as unknown as Record<symbol, unknown>;
   const nativeReplace = regExpPrototype[Symbol.replace] as (...args: unknown[]) => unknown;
   defineProperty(regExpPrototype, Symbol.replace, { value: { [Symbol.replace](this: unknown, string: unknown, replaceValue: unknown): unknown {
@@ -64,7 +75,8 @@ export function guardResultSizes(): void {
     return apply(nativeReplace, this, [text, replaceValue]);
   } }[Symbol.replace], writable: true, enumerable: false, configurable: true });
 
-  // An array's elements take at least two characters each ("0,"), and a text's commas bound them.
+  // An array's elements take at least two characters each ("0,"), and a text's commas bound
+  // them (every comma counts, in strings too: a text this long with that many is refused).
   const jsonObject = JSON as unknown as Record<string, unknown>;
   const nativeParse = JSON.parse;
   defineProperty(jsonObject, 'parse', { value: { parse(text: unknown, reviver?: unknown): unknown {
@@ -72,4 +84,27 @@ export function guardResultSizes(): void {
     if (source.length >= 2 * MAX_RESULT_ELEMENTS && occurrences(source, ',', MAX_RESULT_ELEMENTS) >= MAX_RESULT_ELEMENTS) throw tooManyElements('JSON.parse');
     return apply(nativeParse, jsonObject, [source, reviver]);
   } }.parse, writable: true, enumerable: false, configurable: true });
+
+  // Sorting sizes its work array from `length` alone: `Array.prototype.sort.call({ length: 2 ** 27 })`
+  // needs no memory to ask, and V8 aborts the process (a catastrophe it names, so the pair is
+  // struck, but every neighbour's call in flight dies first). An array-like's length past the
+  // bound is refused; a real array's elements are its own memory. toSorted makes a new array of
+  // that length whatever the receiver.
+  const arrayPrototype = Array.prototype as unknown as Record<string, unknown>;
+  const isArray = Array.isArray;
+  const lengthOf = (receiver: unknown): number => +((receiver as { length?: unknown }).length as number);
+  const nativeSort = arrayPrototype.sort as (...args: unknown[]) => unknown;
+  defineProperty(arrayPrototype, 'sort', { value: { sort(this: unknown, compare: unknown): unknown {
+    const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null && !isArray(this);
+    if (checked && lengthOf(this) > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.sort');
+    return apply(nativeSort, this, [compare]);
+  } }.sort, writable: true, enumerable: false, configurable: true });
+  const nativeToSorted = arrayPrototype.toSorted as ((...args: unknown[]) => unknown) | undefined;
+  if (typeof nativeToSorted === 'function') {
+    defineProperty(arrayPrototype, 'toSorted', { value: { toSorted(this: unknown, compare: unknown): unknown {
+      const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null;
+      if (checked && lengthOf(this) > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.toSorted');
+      return apply(nativeToSorted, this, [compare]);
+    } }.toSorted, writable: true, enumerable: false, configurable: true });
+  }
 }
