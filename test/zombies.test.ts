@@ -137,6 +137,9 @@ describe('whose fault a process death is', () => {
     const [aborted] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
     expect(code(aborted)).toBe('SANDBOX_CRASH');
     expect(code((await first)[0])).toBe('SANDBOX_CRASH');
+    // Its shard starts a new process: both threads up first (a thread still starting on a loaded
+    // machine once made the pair below run one after the other, as probation would).
+    await engine.run([timed('w1', 50), timed('w2', 50)], { tenant: neighbour });
     // Not a suspect (suspects run one call at a time, in probation): its parallel calls still overlap.
     const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
     const [a, b] = results.map(span);
@@ -158,6 +161,7 @@ describe('whose fault a process death is', () => {
     // At once, well within the second before a still-running isolate is reported as a zombie.
     const [died] = await engine.run([timed('dies', 0)], { tenant: neighbour });
     expect(code(died)).toBe('SANDBOX_CRASH');
+    await engine.run([timed('w1', 50), timed('w2', 50)], { tenant: neighbour }); // both threads of the new process up
     // Not a suspect (suspects run one call at a time, in probation): its parallel calls still overlap.
     const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
     const [a, b] = results.map(span);
