@@ -159,3 +159,64 @@ describe('crash quarantine', () => {
     expect(q.isSuspect(victim.tenant, victim.plugin)).toBe(false);
   });
 });
+
+describe('a tenant implicated by more than one plugin', () => {
+  const neighbour = { tenant: 'alice', plugin: 'notes' };
+  const plugin = (n: number) => ({ tenant: evil.tenant, plugin: `crasher-${n}` });
+
+  it('is a suspect with every plugin once two crash in separate shared crashes: fresh plugins cost the neighbours two crashes, not one each', () => {
+    // An outside finding: blame needs a first crash, so every new plugin of the attacker
+    // crashed its shard once, beside whoever was there.
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    q.recordCrash([plugin(1), neighbour]);
+    expect(q.isSuspect(evil.tenant, plugin(2).plugin)).toBe(false);
+    q.recordCrash([plugin(2), neighbour]);
+    expect(q.isSuspect(evil.tenant, plugin(3).plugin)).toBe(true);
+    expect(q.isSuspect(evil.tenant, 'never-crashed')).toBe(true);
+    // The neighbour used one plugin: only that pair is a suspect, its others run in the shard.
+    expect(q.isSuspect(neighbour.tenant, 'calendar')).toBe(false);
+    // The implication lasts while the shared crashes keep its pairs suspects.
+    time.advance(60_000);
+    expect(q.isSuspect(evil.tenant, 'never-crashed')).toBe(false);
+  });
+
+  it('a convicted plugin implicates its tenant for maxMs: one shared crash of any other plugin makes it a suspect tenant-wide again', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    q.recordCrash([plugin(1), neighbour]);
+    q.recordCrash([plugin(2), neighbour]);
+    q.recordCrash([plugin(1)]);
+    expect(q.isSuspect(evil.tenant, 'never-crashed')).toBe(true);
+    time.advance(options.windowMs);
+    expect(q.isSuspect(evil.tenant, 'never-crashed')).toBe(false);
+    q.recordCrash([plugin(3), { tenant: 'bob', plugin: 'notes' }]);
+    expect(q.isSuspect(evil.tenant, 'never-crashed')).toBe(true);
+    time.advance(options.maxMs - options.windowMs);
+    expect(q.isSuspect(evil.tenant, 'never-crashed')).toBe(false);
+  });
+
+  it('is not implicated by one plugin however often it is struck, nor by two plugins caught in one crash', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    for (let i = 0; i < 5; i += 1) q.recordCrash([plugin(1)]);
+    expect(q.refusal(evil.tenant, plugin(1).plugin)).toContain('quarantined');
+    expect(q.isSuspect(evil.tenant, 'other')).toBe(false);
+    const busy = { tenant: 'carol', plugin: 'a' };
+    q.recordCrash([busy, { tenant: 'carol', plugin: 'b' }, { tenant: 'dave', plugin: 'x' }]);
+    expect(q.isSuspect('carol', 'c')).toBe(false);
+  });
+
+  it('a neighbour caught twice with different plugins is cleared tenant-wide once the culprits are convicted', () => {
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, now: time.now });
+    q.recordCrash([plugin(1), neighbour]);
+    q.recordCrash([plugin(2), { tenant: neighbour.tenant, plugin: 'calendar' }]);
+    expect(q.isSuspect(neighbour.tenant, 'mail')).toBe(true);
+    q.recordCrash([plugin(1)]);
+    q.recordCrash([plugin(2)]);
+    expect(q.isSuspect(neighbour.tenant, 'mail')).toBe(false);
+    expect(q.isSuspect(neighbour.tenant, neighbour.plugin)).toBe(false);
+    expect(q.isSuspect(evil.tenant, 'mail')).toBe(true);
+  });
+});

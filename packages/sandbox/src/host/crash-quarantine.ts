@@ -24,6 +24,17 @@
 // suspect (from `windowMs` up to `maxMs`), until it has been quiet for `maxMs` after its
 // suspicion ended. A neighbour caught beside the attacker pays the same way, in calls run
 // one at a time rather than killed, and goes free as soon as the culprit is convicted.
+//
+// A pair's first crash is always shared, so an attacker with k plugins had k crashes of its
+// neighbours' calls, one per new pair. So a tenant with two plugins implicated by separate
+// incidents (a shared crash each, while its pair is a suspect for it; or a certain strike or
+// quarantine, within `maxMs`) is a suspect with all of its plugins, those that never crashed
+// too: a burst of fresh plugins costs its neighbours two shared crashes, not one per plugin
+// (a patient attacker, waiting out each first suspicion, still gets two per minute or so:
+// suspicion doubles per pair, not yet per tenant). One plugin however often struck, or two caught in
+// one crash, implicates only its own pairs. A neighbour caught twice with different plugins
+// is a suspect tenant-wide as well, until the culprit is convicted or its suspicion ends:
+// the crashes look the same from its side.
 
 export interface QuarantineOptions {
   /** Certain crashes within the window that quarantine a pair. Default 3. */
@@ -62,6 +73,8 @@ export class CrashQuarantine {
   readonly #options: QuarantineOptions;
   readonly #now: () => number;
   readonly #pairs = new Map<string, PairRecord>();
+  /** The same records by tenant, for the tenant-wide check on every placement. */
+  readonly #byTenant = new Map<string, Set<PairRecord>>();
   /** Pairs caught in each shared crash, for clearing co-suspects once one is convicted. */
   readonly #crashes = new Map<number, { readonly at: number; readonly pairs: readonly string[] }>();
   #nextCrash = 1;
@@ -110,15 +123,35 @@ export class CrashQuarantine {
    * calls run in probation, for `maxMs` after a certain crash or a release, and for its
    * suspicion's length after a shared one (unless another is convicted of it). Back in its
    * shard, a crasher takes its neighbours down with its next abort, and that shared crash
-   * does not even count against it.
+   * does not even count against it. A tenant with two plugins implicated separately is a
+   * suspect with every plugin (see the top of this file).
    */
   isSuspect(tenant: string, plugin: string): boolean {
     const record = this.#pairs.get(keyOf(tenant, plugin));
-    if (record === undefined) return false;
     const now = this.#now();
-    if (this.#onProbation(record, now)) return true;
-    if (now - record.lastStrikeAt < this.#options.maxMs) return true;
-    return now < record.suspectUntil;
+    if (record !== undefined) {
+      if (this.#onProbation(record, now)) return true;
+      if (now - record.lastStrikeAt < this.#options.maxMs) return true;
+      if (now < record.suspectUntil) return true;
+    }
+    return this.#tenantImplicated(tenant, now);
+  }
+
+  /** Two or more of the tenant's plugins implicated, by two or more separate incidents. */
+  #tenantImplicated(tenant: string, now: number): boolean {
+    const plugins = new Set<string>();
+    const incidents = new Set<string>();
+    for (const record of this.#byTenant.get(tenant) ?? []) {
+      if (now < record.suspectUntil && record.unexplained.size > 0) {
+        for (const crash of record.unexplained.keys()) incidents.add(`crash ${crash}`);
+        plugins.add(record.plugin);
+      }
+      if (now - record.lastStrikeAt < this.#options.maxMs || this.#onProbation(record, now)) {
+        incidents.add(`strike ${record.plugin}`);
+        plugins.add(record.plugin);
+      }
+    }
+    return plugins.size >= 2 && incidents.size >= 2;
   }
 
   #record(tenant: string, plugin: string): PairRecord {
@@ -127,6 +160,8 @@ export class CrashQuarantine {
     if (record === undefined) {
       record = { tenant, plugin, strikes: [], lastStrikeAt: -Infinity, unexplained: new Map(), suspicionLevel: 0, suspectUntil: -Infinity, quarantinedUntil: 0, level: 0 };
       this.#pairs.set(key, record);
+      const ofTenant = this.#byTenant.get(tenant) ?? new Set();
+      this.#byTenant.set(tenant, ofTenant.add(record));
     }
     return record;
   }
@@ -177,7 +212,12 @@ export class CrashQuarantine {
       for (const [id, at] of record.unexplained) if (now - at >= 2 * maxMs) record.unexplained.delete(id);
       const quiet = record.unexplained.size === 0 && now - record.lastStrikeAt >= maxMs && now - record.suspectUntil >= maxMs;
       const forgiven = record.level === 0 || record.quarantinedUntil + maxMs < now;
-      if (quiet && forgiven && record.quarantinedUntil <= now) this.#pairs.delete(key);
+      if (quiet && forgiven && record.quarantinedUntil <= now) {
+        this.#pairs.delete(key);
+        const ofTenant = this.#byTenant.get(record.tenant);
+        ofTenant?.delete(record);
+        if (ofTenant?.size === 0) this.#byTenant.delete(record.tenant);
+      }
     }
   }
 }
