@@ -116,6 +116,21 @@ describe('realm globals', () => {
     expect(uuids[0]).not.toBe(uuids[1]);
   });
 
+  it('sort, toSorted and Proxy, which the realm guards, behave as the built-ins for ordinary use; a sort reads length once', async () => {
+    expect(await call('guarded')).toEqual({
+      arrayLike: [true, '0,1,2,length', 'a', 'b', true],
+      sameProxy: true,
+      proxied: 'a,b,c',
+      lengthReads: 1,
+      toSorted: ['1,2,3', 'a,b,c', '3,2,1'],
+      primitive: 'object',
+      numbers: '1,10,9',
+      typed: '1,2,3',
+      proxyShape: ['function', 'Proxy', 2, true, 'TypeError', 'TypeError', true],
+      badCompare: 'TypeError',
+    });
+  });
+
   it('every fresh realm has its own random stream', async () => {
     const samples = new Set<string>();
     for (let i = 0; i < 6; i += 1) samples.add((await call('random')).sample as string);

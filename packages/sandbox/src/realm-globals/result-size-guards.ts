@@ -90,21 +90,63 @@ export function guardResultSizes(): void {
   // struck, but every neighbour's call in flight dies first). An array-like's length past the
   // bound is refused; a real array's elements are its own memory. toSorted makes a new array of
   // that length whatever the receiver.
+  //
+  // Only a real array's length is a plain value. Anything else can answer the check one way and
+  // V8 another (a getter, a valueOf, a Proxy's get trap; and a Proxy of an array passes
+  // Array.isArray), so V8 is given the receiver behind a proxy of ours that answers the
+  // length the check read: the one read the spec makes, made once. The realm's Proxy records
+  // the proxies it makes, so a Proxy of an array is told from the array.
   const arrayPrototype = Array.prototype as unknown as Record<string, unknown>;
   const isArray = Array.isArray;
+  const NativeProxy = Proxy;
+  const construct = Reflect.construct;
+  const get = Reflect.get;
+  const proxies = new WeakSet<object>();
+  const track = WeakSet.prototype.add;
+  const tracked = WeakSet.prototype.has;
+  const toObject = Object as (value: unknown) => object;
+  const nativeRevocable = NativeProxy.revocable;
+  defineProperty(NativeProxy, 'revocable', { value: { revocable(target: object, handler: ProxyHandler<object>): { proxy: object; revoke: () => void } {
+    const made = nativeRevocable(target, handler);
+    apply(track, proxies, [made.proxy]);
+    return made;
+  } }.revocable, writable: true, enumerable: false, configurable: true });
+  const constructHandler = createNull(null) as unknown as ProxyHandler<ProxyConstructor>;
+  constructHandler.construct = (target, args, newTarget) => {
+    const made = construct(target, args, newTarget) as object;
+    apply(track, proxies, [made]);
+    return made;
+  };
+  defineProperty(globalThis, 'Proxy', { value: new NativeProxy(NativeProxy, constructHandler), writable: true, enumerable: false, configurable: true });
+  const isPlainArray = (receiver: unknown): boolean => isArray(receiver) && !(apply(tracked, proxies, [receiver]) as boolean);
+  /** The receiver as an object whose `length` reads `length` and nothing else. */
+  const pinned = (receiver: object, length: number): object => {
+    const handler = createNull(null) as unknown as ProxyHandler<object>;
+    handler.get = (target, key, via) => (key === 'length' ? length : get(target, key, via));
+    return new NativeProxy(receiver, handler);
+  };
+
   const lengthOf = (receiver: unknown): number => +((receiver as { length?: unknown }).length as number);
   const nativeSort = arrayPrototype.sort as (...args: unknown[]) => unknown;
   defineProperty(arrayPrototype, 'sort', { value: { sort(this: unknown, compare: unknown): unknown {
-    const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null && !isArray(this);
-    if (checked && lengthOf(this) > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.sort');
-    return apply(nativeSort, this, [compare]);
+    const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null && !isPlainArray(this);
+    if (!checked) return apply(nativeSort, this, [compare]);
+    const object = toObject(this);
+    const length = lengthOf(object);
+    if (length > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.sort');
+    apply(nativeSort, pinned(object, length), [compare]);
+    return object;
   } }.sort, writable: true, enumerable: false, configurable: true });
   const nativeToSorted = arrayPrototype.toSorted as ((...args: unknown[]) => unknown) | undefined;
   if (typeof nativeToSorted === 'function') {
     defineProperty(arrayPrototype, 'toSorted', { value: { toSorted(this: unknown, compare: unknown): unknown {
       const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null;
-      if (checked && lengthOf(this) > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.toSorted');
-      return apply(nativeToSorted, this, [compare]);
+      if (!checked) return apply(nativeToSorted, this, [compare]);
+      const plain = isPlainArray(this);
+      const object = plain ? this : toObject(this);
+      const length = lengthOf(object);
+      if (length > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.toSorted');
+      return apply(nativeToSorted, plain ? object : pinned(object as object, length), [compare]);
     } }.toSorted, writable: true, enumerable: false, configurable: true });
   }
 }
