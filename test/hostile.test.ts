@@ -90,6 +90,8 @@ describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
     ['symbol-replace', 'TOOL_ERROR'],
     ['sort-array-like', 'TOOL_ERROR'],
     ['to-sorted-array-like', 'TOOL_ERROR'],
+    ['sort-sparse-array', 'TOOL_ERROR'],
+    ['to-sorted-sparse-array', 'TOOL_ERROR'],
     // A length that lies reads once, as the spec reads it: the sort sees the 0 its check saw.
     ['sort-getter-length', 'ok'],
     ['sort-value-of-length', 'ok'],

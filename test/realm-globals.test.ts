@@ -127,6 +127,8 @@ describe('realm globals', () => {
       numbers: '1,10,9',
       typed: '1,2,3',
       proxyShape: ['function', 'Proxy', 2, true, 'TypeError', 'TypeError', true],
+      frozen: [true, 'a'],
+      accessors: 'a,b',
       badCompare: 'TypeError',
     });
   });

@@ -87,20 +87,24 @@ export function guardResultSizes(): void {
 
   // Sorting sizes its work array from `length` alone: `Array.prototype.sort.call({ length: 2 ** 27 })`
   // needs no memory to ask, and V8 aborts the process (a catastrophe it names, so the pair is
-  // struck, but every neighbour's call in flight dies first). An array-like's length past the
-  // bound is refused; a real array's elements are its own memory. toSorted makes a new array of
-  // that length whatever the receiver.
+  // struck, but every neighbour's call in flight dies first). A length past the bound is
+  // refused, a real array's too: a sparse one costs nothing (`a.length = 2 ** 32 - 1`), and V8
+  // sorts it for minutes, past the kill, until isolated-vm gives up and aborts the process.
   //
   // Only a real array's length is a plain value. Anything else can answer the check one way and
   // V8 another (a getter, a valueOf, a Proxy's get trap; and a Proxy of an array passes
   // Array.isArray), so V8 is given the receiver behind a proxy of ours that answers the
-  // length the check read: the one read the spec makes, made once. The realm's Proxy records
-  // the proxies it makes, so a Proxy of an array is told from the array.
+  // length the check read: the one read the spec makes, made once. A primitive is answered as
+  // it was read (it converts the same way twice, and a frozen length must read the same);
+  // anything else as the number it converted to. Accessors see the receiver itself, never our
+  // proxy. The realm's Proxy records the proxies it makes, so a Proxy of an array is told
+  // from the array.
   const arrayPrototype = Array.prototype as unknown as Record<string, unknown>;
   const isArray = Array.isArray;
   const NativeProxy = Proxy;
   const construct = Reflect.construct;
   const get = Reflect.get;
+  const set = Reflect.set;
   const proxies = new WeakSet<object>();
   const track = WeakSet.prototype.add;
   const tracked = WeakSet.prototype.has;
@@ -120,21 +124,31 @@ export function guardResultSizes(): void {
   defineProperty(globalThis, 'Proxy', { value: new NativeProxy(NativeProxy, constructHandler), writable: true, enumerable: false, configurable: true });
   const isPlainArray = (receiver: unknown): boolean => isArray(receiver) && !(apply(tracked, proxies, [receiver]) as boolean);
   /** The receiver as an object whose `length` reads `length` and nothing else. */
-  const pinned = (receiver: object, length: number): object => {
+  const pinned = (receiver: object, length: unknown): object => {
     const handler = createNull(null) as unknown as ProxyHandler<object>;
-    handler.get = (target, key, via) => (key === 'length' ? length : get(target, key, via));
+    handler.get = (target, key) => (key === 'length' ? length : get(target, key, target));
+    handler.set = (target, key, value) => set(target, key, value, target);
     return new NativeProxy(receiver, handler);
   };
+  /** The receiver's length, read once: as read if a primitive, else as converted; and its value as a number. */
+  const readLength = (receiver: object): { readonly raw: unknown; readonly length: number } => {
+    const raw = (receiver as { length?: unknown }).length;
+    const length = +(raw as number);
+    return { raw: (typeof raw === 'object' && raw !== null) || typeof raw === 'function' ? length : raw, length };
+  };
 
-  const lengthOf = (receiver: unknown): number => +((receiver as { length?: unknown }).length as number);
   const nativeSort = arrayPrototype.sort as (...args: unknown[]) => unknown;
   defineProperty(arrayPrototype, 'sort', { value: { sort(this: unknown, compare: unknown): unknown {
-    const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null && !isPlainArray(this);
+    const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null;
     if (!checked) return apply(nativeSort, this, [compare]);
+    if (isPlainArray(this)) {
+      if ((this as unknown[]).length > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.sort');
+      return apply(nativeSort, this, [compare]);
+    }
     const object = toObject(this);
-    const length = lengthOf(object);
+    const { raw, length } = readLength(object);
     if (length > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.sort');
-    apply(nativeSort, pinned(object, length), [compare]);
+    apply(nativeSort, pinned(object, raw), [compare]);
     return object;
   } }.sort, writable: true, enumerable: false, configurable: true });
   const nativeToSorted = arrayPrototype.toSorted as ((...args: unknown[]) => unknown) | undefined;
@@ -142,11 +156,14 @@ export function guardResultSizes(): void {
     defineProperty(arrayPrototype, 'toSorted', { value: { toSorted(this: unknown, compare: unknown): unknown {
       const checked = (compare === undefined || typeof compare === 'function') && this !== undefined && this !== null;
       if (!checked) return apply(nativeToSorted, this, [compare]);
-      const plain = isPlainArray(this);
-      const object = plain ? this : toObject(this);
-      const length = lengthOf(object);
+      if (isPlainArray(this)) {
+        if ((this as unknown[]).length > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.toSorted');
+        return apply(nativeToSorted, this, [compare]);
+      }
+      const object = toObject(this);
+      const { raw, length } = readLength(object);
       if (length > MAX_RESULT_ELEMENTS) throw tooManyElements('Array.prototype.toSorted');
-      return apply(nativeToSorted, plain ? object : pinned(object as object, length), [compare]);
+      return apply(nativeToSorted, pinned(object, raw), [compare]);
     } }.toSorted, writable: true, enumerable: false, configurable: true });
   }
 }
