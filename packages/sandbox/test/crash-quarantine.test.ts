@@ -196,6 +196,29 @@ describe('a tenant implicated by more than one plugin', () => {
     expect(q.isSuspect(evil.tenant, 'never-crashed')).toBe(false);
   });
 
+  it('a neighbour caught with two plugins is a suspect tenant-wide only for the window after: an attacker crashing whenever it is out of probation does not keep it one call at a time', () => {
+    // An outside attack: two plugins of one tenant, each crashing its shard whenever it was out
+    // of probation, each crash catching another plugin of the neighbour. With the suspicion's
+    // doubling as the measure, the neighbour's every plugin ran one call at a time all hour.
+    const time = clock();
+    const q = new CrashQuarantine({ ...options, maxMs: 15 * 60_000, now: time.now });
+    const caught = [neighbour, { tenant: neighbour.tenant, plugin: 'calendar' }];
+    let crashes = 0;
+    let suspectSeconds = 0;
+    for (let second = 0; second < 3600; second += 1) {
+      for (const n of [1, 2]) {
+        if (q.isSuspect(evil.tenant, plugin(n).plugin)) continue;
+        q.recordCrash([plugin(n), caught[n - 1]]);
+        crashes += 1;
+      }
+      if (q.isSuspect(neighbour.tenant, 'mail')) suspectSeconds += 1;
+      time.advance(1000);
+    }
+    expect(crashes).toBeGreaterThan(4);
+    expect(suspectSeconds).toBeLessThanOrEqual(crashes / 2 * 60);
+    expect(suspectSeconds).toBeLessThan(600);
+  });
+
   it('is not implicated by one plugin however often it is struck, nor by two plugins caught in one crash', () => {
     const time = clock();
     const q = new CrashQuarantine({ ...options, now: time.now });

@@ -27,14 +27,16 @@
 //
 // A pair's first crash is always shared, so an attacker with k plugins had k crashes of its
 // neighbours' calls, one per new pair. So a tenant with two plugins implicated by separate
-// incidents (a shared crash each, while its pair is a suspect for it; or a certain strike or
-// quarantine, within `maxMs`) is a suspect with all of its plugins, those that never crashed
-// too: a burst of fresh plugins costs its neighbours two shared crashes, not one per plugin
-// (a patient attacker, waiting out each first suspicion, still gets two per minute or so:
-// suspicion doubles per pair, not yet per tenant). One plugin however often struck, or two caught in
-// one crash, implicates only its own pairs. A neighbour caught twice with different plugins
-// is a suspect tenant-wide as well, until the culprit is convicted or its suspicion ends:
-// the crashes look the same from its side.
+// incidents (a shared crash each within `windowMs`, not yet explained by a conviction; or a
+// certain strike or quarantine within `maxMs`) is a suspect with all of its plugins, those
+// that never crashed too: a burst of fresh plugins costs its neighbours two shared crashes,
+// not one per plugin. One plugin however often struck, or two caught in one crash,
+// implicates only its own pairs. A neighbour caught twice with different plugins is a
+// suspect tenant-wide as well (the crashes look the same from its side), which is why shared
+// crashes count for `windowMs` only, not for their pairs' doubling suspicion: an outside
+// attack that crashed its shard whenever it was out of probation kept such a neighbour's
+// every plugin one call at a time for the whole hour. A patient attacker, one fresh plugin
+// a minute, still costs its neighbours a call a minute.
 
 export interface QuarantineOptions {
   /** Certain crashes within the window that quarantine a pair. Default 3. */
@@ -142,8 +144,9 @@ export class CrashQuarantine {
     const plugins = new Set<string>();
     const incidents = new Set<string>();
     for (const record of this.#byTenant.get(tenant) ?? []) {
-      if (now < record.suspectUntil && record.unexplained.size > 0) {
-        for (const crash of record.unexplained.keys()) incidents.add(`crash ${crash}`);
+      for (const [crash, at] of record.unexplained) {
+        if (now - at >= this.#options.windowMs) continue;
+        incidents.add(`crash ${crash}`);
         plugins.add(record.plugin);
       }
       if (now - record.lastStrikeAt < this.#options.maxMs || this.#onProbation(record, now)) {
