@@ -9,8 +9,9 @@ import { createSandbox, type Sandbox } from '@airlock/sandbox';
 import { sandboxProcessIds, type TestingHooks } from '@airlock/sandbox/testing';
 import type { SandboxOptions } from '@airlock/sandbox';
 import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestSandbox } from './support/plugin-harness.js';
+import { openTestSandbox, pluginFolder } from './support/plugin-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -58,6 +59,45 @@ describe('after the answer', () => {
     await expect.poll(() => before.filter((pid) => sandboxProcessIds(sandbox).includes(pid)).length, { timeout: 15_000, interval: 100 }).toBeLessThan(before.length);
     const [after] = await engine.run([{ id: 'v', name: 'benign', arguments: '{"text":"after"}' }], { tenant: 'victim' });
     expect(after).toMatchObject({ isError: false, value: { echoed: 'after' } });
+  }, 60_000);
+});
+
+describe('a task that will not terminate', () => {
+  it('is contained when isolated-vm gives up on it: the neighbour\'s call in flight finishes, and the process ends once it is answered', async () => {
+    // An outside attack: a sparse array's reverse (or join, indexOf, map, ...: most generic
+    // Array methods) runs on past the kill, and 5 s later isolated-vm declared the isolate
+    // lost; the process aborted at once and every neighbour's call in flight died with it.
+    const neighbour = neighbourOf('mallory');
+    const gate: { ids: Set<string>; done?: () => void } = { ids: new Set(['n1']) };
+    const entered = new Promise<void>((resolve) => (gate.done = resolve));
+    const { sandbox } = await setup('hostile/zombie-sparse.js', { limits: { cpuMs: 500, timeoutMs: 5000 } }, { threads: 2, processes: 2 });
+    // The neighbour's plugin allows a call long enough to be in flight when isolated-vm gives up.
+    const dir = await pluginFolder('plugins/timed.js', { name: 'timed', limits: { cpuMs: 15_000, timeoutMs: 20_000 } });
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    await sandbox.loadPlugins([dir]);
+    const engine = createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, preSchedule: sandbox.preSchedule, observers: {
+      onStage: ({ callId, stage }) => {
+        if (stage === 'execute' && gate.ids.delete(callId) && gate.ids.size === 0) gate.done?.();
+      },
+    } });
+    await engine.run([timed('warm', 0)], { tenant: neighbour });
+    const before = sandboxProcessIds(sandbox);
+    // About 5.5 s after the kill isolated-vm gives up: the neighbour's call is still running then.
+    const inFlight = engine.run([timed('n1', 9000)], { tenant: neighbour });
+    await entered;
+    const [killed] = await engine.run([{ id: 'z', name: 'reverse', arguments: '{}' }], { tenant: 'mallory' });
+    expect(code(killed)).toBe('CPU_LIMIT');
+    const [finished] = await inFlight;
+    expect(code(finished)).toBe('ok');
+    // Retired: once the neighbour's call was answered, the process ended.
+    await expect.poll(() => before.filter((pid) => sandboxProcessIds(sandbox).includes(pid)).length, { timeout: 15_000, interval: 100 }).toBeLessThan(before.length);
+    // The neighbour is no suspect: its calls in the new process overlap.
+    await engine.run([timed('w1', 50), timed('w2', 50)], { tenant: neighbour });
+    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
+    const [a, b] = results.map(span);
+    expect(results.map(code)).toEqual(['ok', 'ok']);
+    expect(b!.start).toBeLessThan(a!.end);
+    expect(a!.start).toBeLessThan(b!.end);
   }, 60_000);
 });
 

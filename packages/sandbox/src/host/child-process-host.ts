@@ -78,6 +78,8 @@ interface Child {
   /** Killed by the resident-memory watcher. */
   atMemoryCeiling: boolean;
   readonly memoryOffenders: MemoryOffenders;
+  /** Pairs struck here as zombies (tenant+plugin JSON): each is struck once. */
+  readonly zombies: Set<string>;
   /** What this turn sends the child, in one message. */
   readonly outbox: MessageOutbox<ToChild>;
   /** Armed while no task is in flight, when the options ask idle children to exit. */
@@ -190,6 +192,7 @@ export class ChildProcessHost implements SandboxHost {
       killed: new KilledTasks(),
       atMemoryCeiling: false,
       memoryOffenders: new MemoryOffenders(),
+      zombies: new Set(),
     };
     this.#children.add(child);
     this.#current = child;
@@ -242,7 +245,10 @@ export class ChildProcessHost implements SandboxHost {
     if (message.type === 'zombie') {
       // Certain blame: its call was answered, its isolate killed, and it still runs. If the
       // process aborts when it ends, the calls in flight then are its victims, not suspects.
-      this.#options.onCrash?.([{ tenant: message.tenant, plugin: message.plugin }]);
+      // One strike per pair: a zombie is told of again when isolated-vm gives up on it.
+      const key = JSON.stringify([message.tenant, message.plugin]);
+      if (!child.zombies.has(key)) this.#options.onCrash?.([{ tenant: message.tenant, plugin: message.plugin }]);
+      child.zombies.add(key);
       child.pinned = true;
       return this.#retire(child);
     }

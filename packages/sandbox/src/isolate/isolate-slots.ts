@@ -42,9 +42,11 @@ export interface IsolateOwner {
 
 /**
  * Told, synchronously, when V8 lost control of an isolate (out of memory past recovery, a
- * task that would not terminate), just before this process aborts: whose isolate it was.
+ * task that would not terminate): whose isolate it was, and isolated-vm's message. Returns
+ * true when the catastrophe is contained (the process ends gracefully, see isolate-slots'
+ * handler); otherwise this process aborts right after.
  */
-export type CatastropheWitness = (owner: IsolateOwner | undefined) => void;
+export type CatastropheWitness = (owner: IsolateOwner | undefined, message: string) => boolean;
 
 export class IsolateSlots {
   // Insertion order doubles as LRU order: a used slot is re-inserted at the end.
@@ -59,7 +61,7 @@ export class IsolateSlots {
   #failNext = false;
   readonly #witness: CatastropheWitness;
 
-  constructor(witness: CatastropheWitness = () => undefined) {
+  constructor(witness: CatastropheWitness = () => false) {
     this.#witness = witness;
   }
 
@@ -135,14 +137,23 @@ export class IsolateSlots {
     // The callback reads `slot` (declared below) only later, on a catastrophe.
     const isolate = new ivm.Isolate({
       memoryLimit: plugin.limits.memoryMb,
-      // V8 lost control of the isolate: nothing in this process can be trusted any more.
+      // V8 lost control of the isolate. A task that would not terminate has had its thread
+      // suspended by isolated-vm, which leaves the other isolates sound: isolated-vm's advice
+      // is to take no new work, finish what is in flight and end the process, and the witness
+      // says whether this process can (a sandbox process of our own, which its parent then
+      // retires). Anything else, or nowhere to retire to: nothing here can be trusted any more.
       onCatastrophicError: (message) => {
+        let contained = false;
         try {
-          this.#witness(slot.owner);
+          contained = this.#witness(slot.owner, message);
         } finally {
-          process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);
-          // In a worker thread process.abort() throws instead of aborting: signal the process.
-          process.kill(process.pid, 'SIGABRT');
+          if (contained) {
+            process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); its thread is stopped, and this sandbox process takes no new calls and ends once its calls in flight are answered\n`);
+          } else {
+            process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);
+            // In a worker thread process.abort() throws instead of aborting: signal the process.
+            process.kill(process.pid, 'SIGABRT');
+          }
         }
       },
     });
