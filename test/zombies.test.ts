@@ -62,15 +62,20 @@ describe('after the answer', () => {
   }, 60_000);
 });
 
-describe('a task that will not terminate', () => {
-  it('is contained when isolated-vm gives up on it: the neighbour\'s call in flight finishes, and the process ends once it is answered', async () => {
+describe('an isolate V8 lost control of', () => {
+  const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+  it.each([
     // An outside attack: a sparse array's reverse (or join, indexOf, map, ...: most generic
     // Array methods) runs on past the kill, and 5 s later isolated-vm declared the isolate
     // lost; the process aborted at once and every neighbour's call in flight died with it.
+    ['a task that will not terminate', 'hostile/zombie-sparse.js', 'reverse', 500, 'CPU_LIMIT', true],
+    // Up to Node 22 V8 runs out of memory past recovery here; from 24 isolated-vm disposes the isolate at its limit.
+    ['out of memory past recovery', 'hostile/huge-array.js', 'attack', 5000, 'MEMORY_LIMIT', NODE_MAJOR < 24],
+  ])('%s is contained: the neighbour\'s call in flight finishes, and the process ends once it is answered', async (_, fixture, tool, cpuMs, expected, retires) => {
     const neighbour = neighbourOf('mallory');
     const gate: { ids: Set<string>; done?: () => void } = { ids: new Set(['n1']) };
     const entered = new Promise<void>((resolve) => (gate.done = resolve));
-    const { sandbox } = await setup('hostile/zombie-sparse.js', { limits: { cpuMs: 500, timeoutMs: 5000 } }, { threads: 2, processes: 2 });
+    const { sandbox } = await setup(fixture, { limits: { cpuMs, timeoutMs: 8000, memoryMb: 64 } }, { threads: 2, processes: 2 });
     // The neighbour's plugin allows a call long enough to be in flight when isolated-vm gives up.
     const dir = await pluginFolder('plugins/timed.js', { name: 'timed', limits: { cpuMs: 15_000, timeoutMs: 20_000 } });
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -85,12 +90,12 @@ describe('a task that will not terminate', () => {
     // About 5.5 s after the kill isolated-vm gives up: the neighbour's call is still running then.
     const inFlight = engine.run([timed('n1', 9000)], { tenant: neighbour });
     await entered;
-    const [killed] = await engine.run([{ id: 'z', name: 'reverse', arguments: '{}' }], { tenant: 'mallory' });
-    expect(code(killed)).toBe('CPU_LIMIT');
+    const [killed] = await engine.run([{ id: 'z', name: tool, arguments: '{}' }], { tenant: 'mallory' });
+    expect(code(killed)).toBe(expected);
     const [finished] = await inFlight;
     expect(code(finished)).toBe('ok');
     // Retired: once the neighbour's call was answered, the process ended.
-    await expect.poll(() => before.filter((pid) => sandboxProcessIds(sandbox).includes(pid)).length, { timeout: 15_000, interval: 100 }).toBeLessThan(before.length);
+    if (retires) await expect.poll(() => before.filter((pid) => sandboxProcessIds(sandbox).includes(pid)).length, { timeout: 15_000, interval: 100 }).toBeLessThan(before.length);
     // The neighbour is no suspect: its calls in the new process overlap.
     await engine.run([timed('w1', 50), timed('w2', 50)], { tenant: neighbour });
     const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });

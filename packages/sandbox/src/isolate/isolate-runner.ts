@@ -36,6 +36,9 @@ export interface IsolateRunnerOptions {
  */
 const LOADING_TENANT = '\u0000loading';
 /** Killed for CPU, time or a cancel: its tasks were told to stop, and may not have (builtins that ignore termination). */
+/** isolated-vm's catastrophe when V8 ran out of memory past recovery in an isolate. */
+const OUT_OF_MEMORY = 'Catastrophic out-of-memory error';
+
 function killedOnce(watchdog: Watchdog): boolean {
   return watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall' || watchdog.killedFor === 'cancel';
 }
@@ -115,6 +118,10 @@ export class IsolateRunner {
     }
     const { isolate } = slot;
     const watchdog = new Watchdog(isolate, budget, plugin.limits.memoryMb, cancelled);
+    // Out of memory past recovery, contained (isolate-slots.ts): the call's answer is MEMORY_LIMIT.
+    slot.lost = (message) => {
+      if (message === OUT_OF_MEMORY) watchdog.kill('memory');
+    };
     const useWarm = tenant !== undefined && plugin.realm === 'warm';
     const cleanups: (() => void)[] = [];
     /** Every task this call started in the isolate: after a kill, they tell when it really stopped. */
@@ -165,6 +172,7 @@ export class IsolateRunner {
       return killedOnce(watchdog) ? { ...killed, stillRunning: true } : killed;
     } finally {
       slot.busy -= 1;
+      slot.lost = undefined;
       watchdog.stop();
       for (const cleanup of cleanups) cleanup();
       if (realm !== undefined) this.#realms.giveBack(slot, realm, healthy && reusable && useWarm);

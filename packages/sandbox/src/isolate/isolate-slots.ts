@@ -30,6 +30,8 @@ export interface IsolateSlot {
   served: number;
   /** Native units its realms made (Intl objects, WebAssembly memories: realm-bootstrap.ts): memory its heap does not show. */
   nativeUnits: number;
+  /** Told of a contained catastrophe (isolated-vm's message) while a call runs here: the call's verdict. */
+  lost: ((message: string) => void) | undefined;
 }
 
 /** What a native unit may hold beside its heap, as eviction reckons it (an Intl DateTimeFormat that formatted a range: about 75 KB). */
@@ -137,17 +139,18 @@ export class IsolateSlots {
     // The callback reads `slot` (declared below) only later, on a catastrophe.
     const isolate = new ivm.Isolate({
       memoryLimit: plugin.limits.memoryMb,
-      // V8 lost control of the isolate. A task that would not terminate has had its thread
-      // suspended by isolated-vm, which leaves the other isolates sound: isolated-vm's advice
-      // is to take no new work, finish what is in flight and end the process, and the witness
-      // says whether this process can (a sandbox process of our own, which its parent then
-      // retires). Anything else, or nowhere to retire to: nothing here can be trusted any more.
+      // V8 lost control of the isolate, and isolated-vm has stopped its thread for good (a task
+      // that would not terminate is suspended; out of memory, it sleeps): the other isolates
+      // are sound. isolated-vm's advice is to take no new work, finish what is in flight and
+      // end the process, and the witness says whether this process can (a sandbox process of
+      // our own, which its parent then retires). If not, it aborts.
       onCatastrophicError: (message) => {
         let contained = false;
         try {
           contained = this.#witness(slot.owner, message);
         } finally {
           if (contained) {
+            slot.lost?.(message);
             process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); its thread is stopped, and this sandbox process takes no new calls and ends once its calls in flight are answered\n`);
           } else {
             process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);
@@ -157,7 +160,7 @@ export class IsolateSlots {
         }
       },
     });
-    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner, busy: 0, served: 0, nativeUnits: 0 };
+    const slot: IsolateSlot = { isolate, bootstrap: undefined, realmGlobals: undefined, warm: undefined, spare: undefined, cpuSinceHeapCheckMs: 0, owner, busy: 0, served: 0, nativeUnits: 0, lost: undefined };
     return slot;
   }
 

@@ -25,22 +25,20 @@ const collector = shared?.contextLock === undefined ? undefined : HeapCollector.
 // Zombie isolates go to the pool's host on a channel it named (see InProcessHost).
 const zombies = shared?.zombies === undefined ? undefined : new BroadcastChannel(shared.zombies);
 zombies?.unref();
-/** isolated-vm's catastrophe for a task still running 5 s after its timeout; it then suspends the task's thread. */
-const NOT_TERMINATED = 'Script failed to terminate';
 const runner = new IsolateRunner({
   // Without a gauge (a pool not made by InProcessHost) nothing is ever built ahead.
   nothingQueued: () => queue?.nothingQueued() ?? false,
   zombie: (pair) => zombies?.postMessage(pair),
   killedSettled: (pair) => zombies?.postMessage({ ...pair, settled: true }),
   // A file is the one report that outlives an abort: the parent reads it when the process
-  // is gone and strikes this pair alone (host/child-process-host.ts). A task that would not
-  // terminate is contained instead, in a sandbox process of our own: isolated-vm suspends
-  // its thread, and the parent, told as of a zombie, strikes the pair and retires this
-  // process, so the neighbours' calls in flight finish rather than die in an abort.
-  catastrophe: (owner, message) => {
+  // is gone and strikes this pair alone (host/child-process-host.ts). In a sandbox process
+  // of our own the catastrophe is contained instead: isolated-vm has stopped the isolate's
+  // thread, and the parent, told as of a zombie, strikes the pair and retires this process,
+  // so the neighbours' calls in flight finish rather than die in an abort.
+  catastrophe: (owner) => {
     if (owner === undefined) return false;
     nameCulprit(owner);
-    if (zombies === undefined || message !== NOT_TERMINATED) return false;
+    if (zombies === undefined) return false;
     zombies.postMessage({ tenant: owner.tenant, plugin: owner.plugin });
     return true;
   },
