@@ -304,17 +304,18 @@ describe('blast radius', () => {
     expect(code((await beside)[0])).toBe('ok');
   }, 30_000);
 
-  // From Node 24 (isolated-vm 6 and 7) this allocation no longer aborts the process: the
-  // isolate is disposed at its heap limit (MEMORY_LIMIT), so there is no real abort to repeat.
-  // The fault-injected aborts above prove the quarantine on every Node.
-  it.skipIf(NODE_MAJOR >= 24)('a real abort (V8 fatal error) repeated three times: quarantined, while another shard keeps serving', async () => {
+  // Up to Node 22 this allocation runs V8 out of memory past recovery: isolated-vm's
+  // catastrophe, contained (the process retires rather than aborts), and its pair struck.
+  // From Node 24 (isolated-vm 6 and 7) the isolate is disposed at its heap limit, a plain
+  // MEMORY_LIMIT with nothing to strike. The fault-injected aborts above prove the quarantine
+  // on every Node.
+  it.skipIf(NODE_MAJOR >= 24)('a real V8 catastrophe repeated three times: each MEMORY_LIMIT, then quarantined, while another shard keeps serving', async () => {
     const { sandbox, engine } = await setup({ threads: 2, processes: 2 });
     const [other] = tenantsOn(sandbox, 1 - sandbox.shardOf('mallory'), 1, 'far');
     const crash: ToolCallRequest = { id: 'crash', name: 'crash', arguments: '{}' };
     for (let i = 0; i < 3; i += 1) {
       const [[result], [fine]] = await Promise.all([engine.run([crash], { tenant: 'mallory' }), engine.run([timed(`far${i}`, 200)], { tenant: other! })]);
-      expect(code(result)).toBe('SANDBOX_CRASH');
-      expect((result as ToolFailure).error.message).toMatch(/the sandbox (process was killed by SIGABRT|process exited|worker died)/);
+      expect(code(result)).toBe('MEMORY_LIMIT');
       expect(code(fine)).toBe('ok');
     }
     const [refused] = await engine.run([crash], { tenant: 'mallory' });

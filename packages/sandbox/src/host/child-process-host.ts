@@ -28,6 +28,8 @@ const DEFAULT_CEILING_MB = 2048;
  * would fail every call in flight, a neighbour's too.
  */
 const RETIRE_SHARE = 0.9;
+/** How long past the last deadline of its calls a process retired for a zombie may live. */
+const ZOMBIE_EXIT_GRACE_MS = 5000;
 /** Blocks this large or larger are mapped on their own and unmapped when freed (glibc's default, kept fixed). */
 const MMAP_THRESHOLD_BYTES = 128 * 1024;
 
@@ -55,6 +57,8 @@ interface InFlight {
   readonly owner: InFlightPair;
   /** Who answers its capability calls. */
   readonly capabilities: CapabilityHandler | undefined;
+  /** When its deadline has passed, by the host's clock (performance.now()). */
+  readonly deadlineAt: number;
 }
 
 /** One child process and the calls it owes answers to. */
@@ -106,7 +110,8 @@ export class ChildProcessHost implements SandboxHost {
     if (signal?.aborted) return Promise.resolve(NOT_DISPATCHED);
     const child = this.#currentChild();
     clearTimeout(child.idleTimer);
-    const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities };
+    const timeoutMs = task.kind === 'ping' ? 0 : task.plugin.limits.timeoutMs;
+    const inFlight: InFlight = { owner: task.kind === 'call' || task.kind === 'classify' ? { tenant: task.tenant, plugin: task.plugin.name } : undefined, capabilities, deadlineAt: performance.now() + timeoutMs };
     const outcome = child.tasks.request(
       inFlight,
       (id) => send(child, { type: 'run', id, task: this.#withoutSpec(child, task) }),
@@ -207,6 +212,8 @@ export class ChildProcessHost implements SandboxHost {
       if (this.#current === child) this.#current = undefined;
       const why = child.deathReason ?? (signal !== null ? `was killed by ${signal}` : `exited with code ${code}`);
       const culprit = readBlame(blameFile);
+      // Named here and struck below: its zombie report, if it is still on its way, strikes nobody again.
+      if (culprit !== undefined) child.zombies.add(JSON.stringify([culprit.tenant, culprit.plugin]));
       if (!this.#closed && !child.pinned) {
         // Named by the child, the culprit is certain and the calls in flight are its victims;
         // unnamed, the calls in flight are blamed only when nothing else explains the death
@@ -250,7 +257,12 @@ export class ChildProcessHost implements SandboxHost {
       if (!child.zombies.has(key)) this.#options.onCrash?.([{ tenant: message.tenant, plugin: message.plugin }]);
       child.zombies.add(key);
       child.pinned = true;
-      return this.#retire(child);
+      this.#retire(child);
+      // A thread isolated-vm stopped for good may hold a lock the others need: the calls in
+      // flight get until their deadlines (and a little) to answer, then the process goes.
+      const lastDeadline = Math.max(0, ...child.tasks.contexts().map((inFlight) => inFlight.deadlineAt));
+      setTimeout(() => child.process.kill('SIGKILL'), Math.max(0, lastDeadline - performance.now()) + ZOMBIE_EXIT_GRACE_MS).unref();
+      return;
     }
     if (message.type !== 'result') return;
     const owner = child.tasks.context(message.id)?.owner;

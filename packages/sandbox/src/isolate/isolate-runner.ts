@@ -20,10 +20,10 @@ export interface IsolateRunnerOptions {
   /**
    * Told when an isolate this worker killed is still running a task ZOMBIE_MS after its call
    * was answered: a builtin that ignores termination (a huge TypedArray sort, an Array fill)
-   * goes on using CPU, and may abort the process when it ends. Whose call it was is certain.
+   * goes on using CPU, until it ends or isolated-vm gives up on it. Whose call it was is certain.
    */
   readonly zombie?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
-  /** Told whose isolate it was when V8 lost control of one, just before the process aborts. */
+  /** Told whose isolate it was when V8 lost control of one: says whether the process retires (contained) or aborts. */
   readonly catastrophe?: CatastropheWitness;
   /** Told when every task of an isolate this worker killed has stopped (its call was answered `stillRunning`). */
   readonly killedSettled?: (pair: { readonly tenant: string; readonly plugin: string }) => void;
@@ -35,10 +35,10 @@ export interface IsolateRunnerOptions {
  * neither the tenants in flight then nor anyone else.
  */
 const LOADING_TENANT = '\u0000loading';
-/** Killed for CPU, time or a cancel: its tasks were told to stop, and may not have (builtins that ignore termination). */
 /** isolated-vm's catastrophe when V8 ran out of memory past recovery in an isolate. */
 const OUT_OF_MEMORY = 'Catastrophic out-of-memory error';
 
+/** Killed for CPU, time or a cancel: its tasks were told to stop, and may not have (builtins that ignore termination). */
 function killedOnce(watchdog: Watchdog): boolean {
   return watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall' || watchdog.killedFor === 'cancel';
 }

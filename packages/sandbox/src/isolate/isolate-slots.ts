@@ -151,6 +151,8 @@ export class IsolateSlots {
         } finally {
           if (contained) {
             slot.lost?.(message);
+            // Never used again, by a call running now or a later one.
+            disposeQuietly(slot.isolate);
             process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); its thread is stopped, and this sandbox process takes no new calls and ends once its calls in flight are answered\n`);
           } else {
             process.stderr.write(`airlock sandbox: catastrophic isolate failure (${message}); aborting this sandbox process\n`);

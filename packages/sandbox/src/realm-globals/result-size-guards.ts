@@ -86,10 +86,10 @@ export function guardResultSizes(): void {
   } }.parse, writable: true, enumerable: false, configurable: true });
 
   // Sorting sizes its work array from `length` alone: `Array.prototype.sort.call({ length: 2 ** 27 })`
-  // needs no memory to ask, and V8 aborts the process (a catastrophe it names, so the pair is
-  // struck, but every neighbour's call in flight dies first). A length past the bound is
-  // refused, a real array's too: a sparse one costs nothing (`a.length = 2 ** 32 - 1`), and V8
-  // sorts it for minutes, past the kill, until isolated-vm gives up and aborts the process.
+  // needs no memory to ask, and V8 runs out of memory past recovery (a catastrophe: its process
+  // retires, or aborts in the in-process mode). A length past the bound is refused, a real
+  // array's too: a sparse one costs nothing (`a.length = 2 ** 32 - 1`), and V8 sorts it for
+  // minutes, past the kill, until isolated-vm gives up on the isolate.
   //
   // Only a real array's length is a plain value. Anything else can answer the check one way and
   // V8 another (a getter, a valueOf, a Proxy's get trap; and a Proxy of an array passes

@@ -38,7 +38,9 @@ const runner = new IsolateRunner({
   catastrophe: (owner) => {
     if (owner === undefined) return false;
     nameCulprit(owner);
-    if (zombies === undefined) return false;
+    // Only in a sandbox process of our own (the context lock is shared only there): an
+    // embedder's process has nobody to retire it.
+    if (zombies === undefined || shared?.contextLock === undefined) return false;
     zombies.postMessage({ tenant: owner.tenant, plugin: owner.plugin });
     return true;
   },
