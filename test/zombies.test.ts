@@ -34,6 +34,20 @@ function residentMb(pid: number): number {
   return Math.round(Number(match?.[1] ?? 0) / 1024);
 }
 
+/**
+ * Not a suspect (suspects run one call at a time, in probation): two parallel calls of the
+ * tenant overlap. Both threads of its (maybe new) process are started first: a thread still
+ * starting on a loaded machine once made the pair run one after the other, as probation would.
+ */
+async function expectNotSuspect(engine: Engine, tenant: string): Promise<void> {
+  await engine.run([timed('w1', 50), timed('w2', 50)], { tenant });
+  const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant });
+  const [a, b] = results.map(span);
+  expect(results.map(code)).toEqual(['ok', 'ok']);
+  expect(b!.start).toBeLessThan(a!.end);
+  expect(a!.start).toBeLessThan(b!.end);
+}
+
 /** A tenant name that lands on the same shard as `tenant`. */
 function neighbourOf(tenant: string): string {
   const probe = createSandbox({ processes: 2 });
@@ -96,13 +110,7 @@ describe('an isolate V8 lost control of', () => {
     expect(code(finished)).toBe('ok');
     // Retired: once the neighbour's call was answered, the process ended.
     if (retires) await expect.poll(() => before.filter((pid) => sandboxProcessIds(sandbox).includes(pid)).length, { timeout: 15_000, interval: 100 }).toBeLessThan(before.length);
-    // The neighbour is no suspect: its calls in the new process overlap.
-    await engine.run([timed('w1', 50), timed('w2', 50)], { tenant: neighbour });
-    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
-    const [a, b] = results.map(span);
-    expect(results.map(code)).toEqual(['ok', 'ok']);
-    expect(b!.start).toBeLessThan(a!.end);
-    expect(a!.start).toBeLessThan(b!.end);
+    await expectNotSuspect(engine, neighbour);
   }, 60_000);
 });
 
@@ -182,15 +190,8 @@ describe('whose fault a process death is', () => {
     const [aborted] = await engine.run([stamp('m1', 0)], { tenant: 'mallory' });
     expect(code(aborted)).toBe('SANDBOX_CRASH');
     expect(code((await first)[0])).toBe('SANDBOX_CRASH');
-    // Its shard starts a new process: both threads up first (a thread still starting on a loaded
-    // machine once made the pair below run one after the other, as probation would).
-    await engine.run([timed('w1', 50), timed('w2', 50)], { tenant: neighbour });
-    // Not a suspect (suspects run one call at a time, in probation): its parallel calls still overlap.
-    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
-    const [a, b] = results.map(span);
-    expect(results.map(code)).toEqual(['ok', 'ok']);
-    expect(b!.start).toBeLessThan(a!.end);
-    expect(a!.start).toBeLessThan(b!.end);
+    // Its shard starts a new process; the neighbour is no suspect there.
+    await expectNotSuspect(engine, neighbour);
   }, 30_000);
 
   it('a process that dies while a killed isolate there is still running is that pair\'s doing: the neighbour in flight is a victim, not a suspect', async () => {
@@ -206,13 +207,7 @@ describe('whose fault a process death is', () => {
     // At once, well within the second before a still-running isolate is reported as a zombie.
     const [died] = await engine.run([timed('dies', 0)], { tenant: neighbour });
     expect(code(died)).toBe('SANDBOX_CRASH');
-    await engine.run([timed('w1', 50), timed('w2', 50)], { tenant: neighbour }); // both threads of the new process up
-    // Not a suspect (suspects run one call at a time, in probation): its parallel calls still overlap.
-    const results = await engine.run([timed('a', 1000), timed('b', 1000)], { tenant: neighbour });
-    const [a, b] = results.map(span);
-    expect(results.map(code)).toEqual(['ok', 'ok']);
-    expect(b!.start).toBeLessThan(a!.end);
-    expect(a!.start).toBeLessThan(b!.end);
+    await expectNotSuspect(engine, neighbour);
     // Mallory is: one at a time.
     const suspect = await engine.run([timed('c', 500), timed('d', 500)], { tenant: 'mallory' });
     const [c, d] = suspect.map(span);
