@@ -12,10 +12,16 @@ import type { KillReason } from './failure-code.js';
 
 /** How long a verdict waits for the heap figures of an isolate still busy (a task stopped mid garbage collection). */
 const HEAP_CHECK_GRACE_MS = 100;
-/** The same wait for a CPU verdict: long enough for the task's own timeout (CPU_SLACK_MS later) to stop it. */
+/** The same wait for a CPU verdict: long enough for the task's own timeout (cpuSlackMs later) to stop it. */
 const CPU_VERDICT_GRACE_MS = 40;
-/** Added to the CPU allowance in a task's timeout (see taskTimeoutMs). */
-const CPU_SLACK_MS = 25;
+/**
+ * Added to the CPU allowance in a task's timeout (see taskTimeoutMs): a fifth of the call's
+ * allowance, within these bounds. It is what a CPU kill is answered late by, so a short
+ * allowance gets a short one (50 ms: 10), and a long one no more than 25.
+ */
+const CPU_SLACK_SHARE = 0.2;
+const MIN_CPU_SLACK_MS = 10;
+const MAX_CPU_SLACK_MS = 25;
 /** A task is stopped this long before the deadline, so the isolate is idle when the verdict is made. */
 const TASK_STOP_LEAD_MS = 25;
 /** Committed heap at this share of the limit or more: the heap was at its ceiling. */
@@ -145,7 +151,7 @@ export class Watchdog {
   taskTimeoutMs(): number {
     const wallLeft = this.#budget.timeoutMs - this.#lead() - this.wallMs();
     const cpuLeft = this.#budget.cpuMs - Math.max(0, this.cpuMs());
-    return Math.max(1, Math.ceil(Math.min(wallLeft, cpuLeft + CPU_SLACK_MS)));
+    return Math.max(1, Math.ceil(Math.min(wallLeft, cpuLeft + this.#cpuSlackMs())));
   }
 
   /** isolated-vm stopped a task at the timeout this watchdog gave it: the budget it stood for is spent. */
@@ -217,6 +223,10 @@ export class Watchdog {
     this.#stopped = true;
     inForce.delete(this);
     if (this.#grace !== undefined) clearTimeout(this.#grace);
+  }
+
+  #cpuSlackMs(): number {
+    return Math.min(MAX_CPU_SLACK_MS, Math.max(MIN_CPU_SLACK_MS, CPU_SLACK_SHARE * this.#budget.cpuMs));
   }
 
   #lead(): number {
