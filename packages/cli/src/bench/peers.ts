@@ -13,16 +13,25 @@ import { SUM_ARGS_JSON, SUM_FUNCTION, SUM_MODULE } from './sum-tool.js';
 export interface Peers {
   readonly piscinaNoop: () => Promise<unknown>;
   readonly piscinaIvm: () => Promise<unknown>;
+  /** The same pool calling in with the asynchronous apply and a timeout, as untrusted code needs. */
+  readonly piscinaIvmAsync: () => Promise<unknown>;
   /** The same pool in a child process, one IPC request and answer per call: the process boundary's own price. */
   readonly processPiscinaIvm: () => Promise<unknown>;
+  /** That pool behind the boundary calling in with the asynchronous apply: one call, and ten in one IPC message. */
+  readonly processPiscinaIvmAsync: () => Promise<unknown>;
+  readonly processPiscinaIvmAsyncBatch10: () => Promise<unknown>;
   /** Ten calls submitted at once to the 2-thread Piscina + isolated-vm pool. */
   readonly piscinaIvmBatch10: () => Promise<unknown>;
+  readonly piscinaIvmAsyncBatch10: () => Promise<unknown>;
   readonly ivmNewContext: () => unknown;
   readonly ivmNewIsolate: () => unknown;
   readonly quickjsWarm: () => unknown;
   readonly quickjsFresh: () => unknown;
   close(): Promise<void>;
 }
+
+/** piscina-ivm-worker.ts's export that calls in with the asynchronous apply. */
+const ASYNC = { name: 'runAsync' };
 
 const noImports = (): never => {
   throw new Error('the sum module imports nothing');
@@ -42,8 +51,12 @@ export async function openPeers(): Promise<Peers> {
   return {
     piscinaNoop: () => noopPool.run(null),
     piscinaIvm: () => ivmPool.run(SUM_ARGS_JSON),
-    processPiscinaIvm: processPool.run,
+    processPiscinaIvm: () => processPool.run(),
+    processPiscinaIvmAsync: () => processPool.run({ async: true }),
+    processPiscinaIvmAsyncBatch10: () => processPool.run({ async: true, count: 10 }),
+    piscinaIvmAsync: () => ivmPool.run(SUM_ARGS_JSON, ASYNC),
     piscinaIvmBatch10: () => Promise.all(Array.from({ length: 10 }, () => ivmPool.run(SUM_ARGS_JSON))),
+    piscinaIvmAsyncBatch10: () => Promise.all(Array.from({ length: 10 }, () => ivmPool.run(SUM_ARGS_JSON, ASYNC))),
     ivmNewContext: () => {
       // What a fresh realm costs at the least: context, module, evaluation, one call.
       const context = isolate.createContextSync();
@@ -95,7 +108,9 @@ export function peerSubjects(peers: Peers, count: (iterations: number) => number
   return [
     { name: 'baseline.piscina_noop', iterations: count(500), warmup: count(50), body: peers.piscinaNoop },
     { name: 'baseline.piscina_ivm_warm', iterations: count(500), warmup: count(50), body: peers.piscinaIvm },
+    { name: 'baseline.piscina_ivm_async_warm', iterations: count(500), warmup: count(50), body: peers.piscinaIvmAsync },
     { name: 'baseline.process_piscina_ivm_warm', iterations: count(500), warmup: count(50), body: peers.processPiscinaIvm },
+    { name: 'baseline.process_piscina_ivm_async_warm', iterations: count(500), warmup: count(50), body: peers.processPiscinaIvmAsync },
     { name: 'baseline.ivm_new_context', iterations: count(200), warmup: count(20), body: peers.ivmNewContext },
     { name: 'peer.quickjs_warm', iterations: count(500), warmup: count(50), body: peers.quickjsWarm },
     { name: 'peer.quickjs_fresh', iterations: count(200), warmup: count(20), body: peers.quickjsFresh },
@@ -103,7 +118,7 @@ export function peerSubjects(peers: Peers, count: (iterations: number) => number
 }
 
 /** The raw Piscina + isolated-vm pool in a child process (process-pool-child.ts), as Airlock's default mode has it. */
-async function openProcessPool(): Promise<{ readonly run: () => Promise<unknown>; close(): Promise<void> }> {
+async function openProcessPool(): Promise<{ readonly run: (how?: { readonly async?: boolean; readonly count?: number }) => Promise<unknown>; close(): Promise<void> }> {
   // The same IPC serialization as Airlock's sandbox process, and the flag isolated-vm needs.
   const child = fork(new URL('./process-pool-child.js', import.meta.url), [], { execArgv: ['--no-node-snapshot'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const waiting = new Map<number, { readonly resolve: (json: unknown) => void; readonly reject: (error: Error) => void }>();
@@ -125,12 +140,12 @@ async function openProcessPool(): Promise<{ readonly run: () => Promise<unknown>
   });
   await Promise.race([once(child, 'message'), died]);
   return {
-    run: () =>
+    run: (how = {}) =>
       new Promise((resolve, reject) => {
         if (gone !== undefined) return reject(gone);
         const id = (next += 1);
         waiting.set(id, { resolve, reject });
-        child.send({ id, argsJson: SUM_ARGS_JSON });
+        child.send({ id, argsJson: SUM_ARGS_JSON, ...how });
       }),
     async close() {
       if (gone !== undefined) return;

@@ -83,6 +83,11 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     const perRound = rounds.ratios(numerator, denominator);
     emit(name, 'x', median(perRound), direction, true, `${extra} (p50s, median of ${perRound.length} rounds)`, perRound);
   };
+  /** One raw baseline against another: shown with its rounds, never gated (no code of Airlock's moves it, only noise). */
+  const emitFloor = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string): void => {
+    const perRound = rounds.ratios(numerator, denominator);
+    emit(name, 'x', median(perRound), direction, false, `${extra} (p50s, median of ${perRound.length} rounds; not gated)`, perRound);
+  };
 
   // 1. Trusted tools: the pipeline against a direct call. Sub-µs bodies are timed in blocks.
   progress('trusted pipeline vs direct call');
@@ -140,6 +145,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
       { name: 'sandbox.fresh_call', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(freshCall) },
       { name: 'sandbox.fresh_call_in_process', iterations: count(300), warmup: count(30), body: () => inProcess.engine.run(freshCall) },
       { name: 'baseline.piscina_ivm_batch10', iterations: count(200), warmup: count(20), body: peers.piscinaIvmBatch10 },
+      { name: 'baseline.piscina_ivm_async_batch10', iterations: count(200), warmup: count(20), body: peers.piscinaIvmAsyncBatch10 },
+      { name: 'baseline.process_piscina_ivm_async_batch10', iterations: count(200), warmup: count(20), body: peers.processPiscinaIvmAsyncBatch10 },
       { name: 'sandbox.batch10', iterations: count(200), warmup: count(20), body: () => processMode.engine.run(batch10) },
       { name: 'baseline.ivm_new_isolate', iterations: count(100), warmup: count(10), body: peers.ivmNewIsolate },
       { name: 'sandbox.cold_tenant_call', iterations: count(100), warmup: count(10), body: () => cold.engine.run(freshCall, { tenant: `t${(tenant += 1)}` }) },
@@ -153,7 +160,9 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
 
     emitLatency(emit, rounds, 'baseline.piscina_noop', 'raw Piscina no-op round trip, 2 threads');
     emitLatency(emit, rounds, 'baseline.piscina_ivm_warm', 'raw Piscina + a warm isolated-vm context per worker, applySync');
+    emitLatency(emit, rounds, 'baseline.piscina_ivm_async_warm', 'the same raw pool calling in with the asynchronous apply and a timeout, as untrusted code needs');
     emitLatency(emit, rounds, 'baseline.process_piscina_ivm_warm', 'the same raw pool in a child process, one IPC round trip per call');
+    emitLatency(emit, rounds, 'baseline.process_piscina_ivm_async_warm', 'the raw pool behind the process boundary, asynchronous apply: both kept, nothing of Airlock');
     emitLatency(emit, rounds, 'baseline.ivm_new_context', 'raw isolated-vm: new context + module + call in a warm isolate, this thread');
     emitLatency(emit, rounds, 'peer.quickjs_warm', 'quickjs-emscripten: a call into a warm context, this thread');
     emitLatency(emit, rounds, 'peer.quickjs_fresh', 'quickjs-emscripten: new runtime + context, evaluate, call, this thread');
@@ -164,6 +173,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'sandbox.fresh_call_in_process', 'Airlock fresh realm, in-process mode');
     emitRatio('sandbox.warm_call_vs_piscina_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_noop', 'smaller', 'warm-realm call, process mode / raw Piscina no-op');
     emitRatio('sandbox.warm_call_vs_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / raw Piscina + warm isolated-vm; goal at most 2');
+    emitFloor('baseline.piscina_ivm_async_vs_sync', rounds, 'baseline.piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', "raw pool, asynchronous apply / applySync: what the only safe way into an isolate costs a warm call; the floor of sandbox.warm_call_vs_piscina_ivm_ratio");
+    emitFloor('baseline.process_piscina_ivm_async_vs_piscina_ivm', rounds, 'baseline.process_piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', 'the raw pool behind the process boundary with the asynchronous apply / in this process with applySync: the floor of sandbox.warm_call_vs_piscina_ivm_ratio for any sandbox that keeps both');
     emitRatio('sandbox.warm_call_vs_process_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.process_piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / the raw pool behind the same process boundary');
     emitRatio('sandbox.warm_call_large_plugin_vs_warm_call_ratio', rounds, 'sandbox.warm_call_large_plugin', 'sandbox.warm_call', 'smaller', "the large plugin's warm call / the small one's: what a plugin's size costs every call (about 1: nothing)");
     emitRatio('sandbox.fresh_call_vs_new_context_ratio', rounds, 'sandbox.fresh_call', 'baseline.ivm_new_context', 'smaller', 'fresh-realm call, process mode / raw new context + module + call; goal at most 1.3');
@@ -175,6 +186,14 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emit('sandbox.batch10_p50', 'µs', ours.p50Us, 'smaller', false, 'a turn of 10 concurrency-safe calls, one tenant, warm realm, process mode, 2 threads');
     emit('sandbox.batch10_p99', 'µs', ours.p99Us, 'smaller', false);
     emit('sandbox.parallel_throughput', 'calls/s', 10e6 / ours.p50Us, 'bigger', false, 'turns of 10 concurrency-safe calls on 2 threads, from the p50 turn');
+    const rawAsync = rounds.latency('baseline.piscina_ivm_async_batch10');
+    emit('baseline.piscina_ivm_async_batch10_p50', 'µs', rawAsync.p50Us, 'smaller', false, 'the same 10 calls with the asynchronous apply and a timeout, as untrusted code needs');
+    emit('baseline.piscina_ivm_async_batch10_p99', 'µs', rawAsync.p99Us, 'smaller', false);
+    emitFloor('baseline.piscina_ivm_async_batch10_vs_sync', rounds, 'baseline.piscina_ivm_batch10', 'baseline.piscina_ivm_async_batch10', 'bigger', "raw pool's 10-task throughput, asynchronous apply / applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio");
+    const processAsync = rounds.latency('baseline.process_piscina_ivm_async_batch10');
+    emit('baseline.process_piscina_ivm_async_batch10_p50', 'µs', processAsync.p50Us, 'smaller', false, 'the same 10 calls behind the process boundary, one IPC message each way, asynchronous apply');
+    emit('baseline.process_piscina_ivm_async_batch10_p99', 'µs', processAsync.p99Us, 'smaller', false);
+    emitFloor('baseline.process_piscina_ivm_async_batch10_vs_piscina_ivm', rounds, 'baseline.piscina_ivm_batch10', 'baseline.process_piscina_ivm_async_batch10', 'bigger', "that raw pool's 10-task throughput / in this process with applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio for any sandbox that keeps both");
     emitRatio('sandbox.batch10_vs_piscina_ivm_ratio', rounds, 'baseline.piscina_ivm_batch10', 'sandbox.batch10', 'bigger', "throughput of a 10-call turn / raw Piscina + isolated-vm's for 10 tasks at once; goal at least 0.5");
 
     emitLatency(emit, rounds, 'baseline.ivm_new_isolate', 'raw isolated-vm: new isolate + context + compile + evaluate + call, this thread');

@@ -17,9 +17,10 @@ Measures the pipeline and scheduler (trusted tools, parallel and exclusive batch
 the sandbox (warm and fresh realms, in-process and in the child process, a warm call of
 a 256 KiB plugin against a small one, 10-call turns, cold tenants), each beside the
 peers a user would pick instead, measured in the same run on the same {a,b} -> {sum}
-tool: a direct call, raw Piscina (no-op, and with a warm isolated-vm context per worker,
-in this process and behind a child process's IPC), a new isolated-vm context or isolate,
-and QuickJS (quickjs-emscripten, warm and fresh contexts). A capability round trip (a
+tool: a direct call, raw Piscina (no-op, and with a warm isolated-vm context per worker
+called with applySync, in this process and behind a child process's IPC, and with the
+asynchronous apply untrusted code needs), a new isolated-vm context or isolate, and
+QuickJS (quickjs-emscripten, warm and fresh contexts). A capability round trip (a
 plugin asking a host function and getting its answer) is read against the same function
 called directly in this process. Latencies are p50 and p99 in µs.
 
