@@ -43,6 +43,7 @@ export interface SandboxOptions extends StandardCapabilityOptions {
   /**
    * Sandbox processes (process mode). Each tenant runs in one, chosen by a stable hash of
    * its id, so a process abort costs only the calls in flight in that process. Default 2.
+   * Each starts with the first task placed on it: that call waits for the process to start.
    */
   readonly processes?: number;
   /** OS-level resident-memory ceiling of each sandbox process, in MiB (process mode). Default 2048. */

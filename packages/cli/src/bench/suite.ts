@@ -86,7 +86,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   /** One raw baseline against another: shown with its rounds, never gated (no code of Airlock's moves it, only noise). */
   const emitFloor = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string): void => {
     const perRound = rounds.ratios(numerator, denominator);
-    emit(name, 'x', median(perRound), direction, false, `${extra} (p50s, median of ${perRound.length} rounds; not gated)`, perRound);
+    emit(name, 'x', median(perRound), direction, false, `${extra} (p50s, median of ${perRound.length} rounds; not gated by default)`, perRound);
   };
 
   // 1. Trusted tools: the pipeline against a direct call. Sub-µs bodies are timed in blocks.

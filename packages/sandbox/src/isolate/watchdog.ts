@@ -3,7 +3,7 @@
 // plugin code is needed.
 //
 // Every task the host starts in the isolate also carries isolated-vm's own `timeout`, set
-// to end when the call's CPU allowance or (a little before) its deadline does, whichever
+// to end a margin after the call's CPU allowance or a little before its deadline, whichever
 // is first. A task stopped that way leaves the isolate idle, so before the verdict the
 // host can read its heap: a heap at its ceiling means garbage collection ate the budget,
 // and the answer is MEMORY_LIMIT, not CPU_LIMIT or TIMEOUT.
@@ -16,8 +16,10 @@ const HEAP_CHECK_GRACE_MS = 100;
 const CPU_VERDICT_GRACE_MS = 40;
 /**
  * Added to the CPU allowance in a task's timeout (see taskTimeoutMs): a fifth of the call's
- * allowance, within these bounds. It is what a CPU kill is answered late by, so a short
- * allowance gets a short one (50 ms: 10), and a long one no more than 25.
+ * allowance, within these bounds. A CPU kill is stopped this late, so a short allowance gets
+ * a short one (50 ms: 10), a long one no more than 25. It is also all the slack a task has
+ * for waiting on a core: while a task runs, isolated-vm's cpuTime counts the clock, not the
+ * thread's CPU (src/isolate/executor.cc, CpuTimer::Delta), and its timeout is wall time.
  */
 const CPU_SLACK_SHARE = 0.2;
 const MIN_CPU_SLACK_MS = 10;
