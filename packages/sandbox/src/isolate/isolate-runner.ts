@@ -193,7 +193,10 @@ export class IsolateRunner {
           if (healthy && !retire && !useWarm && slot.served > 1) this.#realms.prepareSpare(slot, plugin);
         },
         // The next tenant new to this worker (or this one, after a kill) finds an isolate
-        // with a realm built: its first call pays no isolate start.
+        // with a realm built: its first call pays no isolate start. Two steps, so a task that
+        // arrives while the isolate starts (several ms, with no asynchronous form) waits for
+        // that alone, not for the realm too: a tenant's second call right after its first.
+        () => void this.#slots.prepareReady(plugin),
         () => {
           const ready = this.#slots.prepareReady(plugin);
           if (ready !== undefined) this.#realms.prepareSpare(ready, plugin);
