@@ -78,15 +78,13 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   const emit: Emit = (name, unit, value, direction, ratio = false, extra, rounds) => {
     metrics.push({ name, unit, value, direction, ratio, ...(extra === undefined ? {} : { extra }), ...(rounds === undefined ? {} : { rounds }) });
   };
-  /** A gated ratio: the median of its per-round values, which travel with it. */
-  const emitRatio = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string): void => {
+  /**
+   * A ratio: the median of its per-round values, which travel with it. Gated unless `gated` is
+   * false: one raw baseline against another, which no code of Airlock's moves, only noise.
+   */
+  const emitRatio = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string, gated = true): void => {
     const perRound = rounds.ratios(numerator, denominator);
-    emit(name, 'x', median(perRound), direction, true, `${extra} (p50s, median of ${perRound.length} rounds)`, perRound);
-  };
-  /** One raw baseline against another: shown with its rounds, never gated (no code of Airlock's moves it, only noise). */
-  const emitFloor = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string): void => {
-    const perRound = rounds.ratios(numerator, denominator);
-    emit(name, 'x', median(perRound), direction, false, `${extra} (p50s, median of ${perRound.length} rounds; not gated by default)`, perRound);
+    emit(name, 'x', median(perRound), direction, gated, `${extra} (p50s, median of ${perRound.length} rounds${gated ? '' : '; not gated by default'})`, perRound);
   };
 
   // 1. Trusted tools: the pipeline against a direct call. Sub-µs bodies are timed in blocks.
@@ -173,8 +171,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'sandbox.fresh_call_in_process', 'Airlock fresh realm, in-process mode');
     emitRatio('sandbox.warm_call_vs_piscina_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_noop', 'smaller', 'warm-realm call, process mode / raw Piscina no-op');
     emitRatio('sandbox.warm_call_vs_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / raw Piscina + warm isolated-vm; goal at most 2');
-    emitFloor('baseline.piscina_ivm_async_vs_sync', rounds, 'baseline.piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', "raw pool, asynchronous apply / applySync: what the only safe way into an isolate costs a warm call; the floor of sandbox.warm_call_vs_piscina_ivm_ratio");
-    emitFloor('baseline.process_piscina_ivm_async_vs_piscina_ivm', rounds, 'baseline.process_piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', 'the raw pool behind the process boundary with the asynchronous apply / in this process with applySync: the floor of sandbox.warm_call_vs_piscina_ivm_ratio for any sandbox that keeps both');
+    emitRatio('baseline.piscina_ivm_async_vs_sync', rounds, 'baseline.piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', "raw pool, asynchronous apply / applySync: what the only safe way into an isolate costs a warm call; the floor of sandbox.warm_call_vs_piscina_ivm_ratio", false);
+    emitRatio('baseline.process_piscina_ivm_async_vs_piscina_ivm', rounds, 'baseline.process_piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', 'the raw pool behind the process boundary with the asynchronous apply / in this process with applySync: the floor of sandbox.warm_call_vs_piscina_ivm_ratio for any sandbox that keeps both', false);
     emitRatio('sandbox.warm_call_vs_process_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.process_piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / the raw pool behind the same process boundary');
     emitRatio('sandbox.warm_call_large_plugin_vs_warm_call_ratio', rounds, 'sandbox.warm_call_large_plugin', 'sandbox.warm_call', 'smaller', "the large plugin's warm call / the small one's: what a plugin's size costs every call (about 1: nothing)");
     emitRatio('sandbox.fresh_call_vs_new_context_ratio', rounds, 'sandbox.fresh_call', 'baseline.ivm_new_context', 'smaller', 'fresh-realm call, process mode / raw new context + module + call; goal at most 1.3');
@@ -189,11 +187,11 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     const rawAsync = rounds.latency('baseline.piscina_ivm_async_batch10');
     emit('baseline.piscina_ivm_async_batch10_p50', 'µs', rawAsync.p50Us, 'smaller', false, 'the same 10 calls with the asynchronous apply and a timeout, as untrusted code needs');
     emit('baseline.piscina_ivm_async_batch10_p99', 'µs', rawAsync.p99Us, 'smaller', false);
-    emitFloor('baseline.piscina_ivm_async_batch10_vs_sync', rounds, 'baseline.piscina_ivm_batch10', 'baseline.piscina_ivm_async_batch10', 'bigger', "raw pool's 10-task throughput, asynchronous apply / applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio");
+    emitRatio('baseline.piscina_ivm_async_batch10_vs_sync', rounds, 'baseline.piscina_ivm_batch10', 'baseline.piscina_ivm_async_batch10', 'bigger', "raw pool's 10-task throughput, asynchronous apply / applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio", false);
     const processAsync = rounds.latency('baseline.process_piscina_ivm_async_batch10');
     emit('baseline.process_piscina_ivm_async_batch10_p50', 'µs', processAsync.p50Us, 'smaller', false, 'the same 10 calls behind the process boundary, one IPC message each way, asynchronous apply');
     emit('baseline.process_piscina_ivm_async_batch10_p99', 'µs', processAsync.p99Us, 'smaller', false);
-    emitFloor('baseline.process_piscina_ivm_async_batch10_vs_piscina_ivm', rounds, 'baseline.piscina_ivm_batch10', 'baseline.process_piscina_ivm_async_batch10', 'bigger', "that raw pool's 10-task throughput / in this process with applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio for any sandbox that keeps both");
+    emitRatio('baseline.process_piscina_ivm_async_batch10_vs_piscina_ivm', rounds, 'baseline.piscina_ivm_batch10', 'baseline.process_piscina_ivm_async_batch10', 'bigger', "that raw pool's 10-task throughput / in this process with applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio for any sandbox that keeps both", false);
     emitRatio('sandbox.batch10_vs_piscina_ivm_ratio', rounds, 'baseline.piscina_ivm_batch10', 'sandbox.batch10', 'bigger', "throughput of a 10-call turn / raw Piscina + isolated-vm's for 10 tasks at once; goal at least 0.5");
 
     emitLatency(emit, rounds, 'baseline.ivm_new_isolate', 'raw isolated-vm: new isolate + context + compile + evaluate + call, this thread');
