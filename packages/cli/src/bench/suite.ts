@@ -58,10 +58,10 @@ async function openSandbox(dirs: readonly string[], options: SandboxOptions, pre
   return { sandbox, engine: createEngine({ tools: sandbox.tools(), policy: { default: 'allow' }, ...(preSchedule ? { preSchedule: sandbox.preSchedule } : {}) }) };
 }
 
-/** p50 and p99 of one subject, the p50 also read against raw Piscina's no-op round trip. */
-function emitLatency(emit: Emit, rounds: Rounds, name: string, what: string, against: { name: string; label: string } = { name: 'baseline.piscina_noop', label: 'raw Piscina no-op' }): void {
+/** p50 and p99 of one subject, the p50 also read against raw Piscina's no-op round trip (or `against`; null: against nothing). */
+function emitLatency(emit: Emit, rounds: Rounds, name: string, what: string, against: { name: string; label: string } | null = { name: 'baseline.piscina_noop', label: 'raw Piscina no-op' }): void {
   const latency = rounds.latency(name);
-  const versus = name === against.name ? '' : `; ${rounds.ratio(name, against.name).toFixed(2)}x ${against.label}`;
+  const versus = against === null || name === against.name ? '' : `; ${rounds.ratio(name, against.name).toFixed(2)}x ${against.label}`;
   emit(`${name}_p50`, 'µs', latency.p50Us, 'smaller', false, `${what}${versus}`);
   emit(`${name}_p99`, 'µs', latency.p99Us, 'smaller', false);
 }
@@ -177,20 +177,12 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitRatio('sandbox.warm_call_large_plugin_vs_warm_call_ratio', rounds, 'sandbox.warm_call_large_plugin', 'sandbox.warm_call', 'smaller', "the large plugin's warm call / the small one's: what a plugin's size costs every call (about 1: nothing)");
     emitRatio('sandbox.fresh_call_vs_new_context_ratio', rounds, 'sandbox.fresh_call', 'baseline.ivm_new_context', 'smaller', 'fresh-realm call, process mode / raw new context + module + call; goal at most 1.3');
 
-    const ours = rounds.latency('sandbox.batch10');
-    const raw = rounds.latency('baseline.piscina_ivm_batch10');
-    emit('baseline.piscina_ivm_batch10_p50', 'µs', raw.p50Us, 'smaller', false, '10 sum calls submitted at once to raw Piscina + isolated-vm, 2 threads');
-    emit('baseline.piscina_ivm_batch10_p99', 'µs', raw.p99Us, 'smaller', false);
-    emit('sandbox.batch10_p50', 'µs', ours.p50Us, 'smaller', false, 'a turn of 10 concurrency-safe calls, one tenant, warm realm, process mode, 2 threads');
-    emit('sandbox.batch10_p99', 'µs', ours.p99Us, 'smaller', false);
-    emit('sandbox.parallel_throughput', 'calls/s', 10e6 / ours.p50Us, 'bigger', false, 'turns of 10 concurrency-safe calls on 2 threads, from the p50 turn');
-    const rawAsync = rounds.latency('baseline.piscina_ivm_async_batch10');
-    emit('baseline.piscina_ivm_async_batch10_p50', 'µs', rawAsync.p50Us, 'smaller', false, 'the same 10 calls with the asynchronous apply and a timeout, as untrusted code needs');
-    emit('baseline.piscina_ivm_async_batch10_p99', 'µs', rawAsync.p99Us, 'smaller', false);
+    emitLatency(emit, rounds, 'baseline.piscina_ivm_batch10', '10 sum calls submitted at once to raw Piscina + isolated-vm, 2 threads', null);
+    emitLatency(emit, rounds, 'sandbox.batch10', 'a turn of 10 concurrency-safe calls, one tenant, warm realm, process mode, 2 threads', null);
+    emit('sandbox.parallel_throughput', 'calls/s', 10e6 / rounds.latency('sandbox.batch10').p50Us, 'bigger', false, 'turns of 10 concurrency-safe calls on 2 threads, from the p50 turn');
+    emitLatency(emit, rounds, 'baseline.piscina_ivm_async_batch10', 'the same 10 calls with the asynchronous apply and a timeout, as untrusted code needs', null);
     emitRatio('baseline.piscina_ivm_async_batch10_vs_sync', rounds, 'baseline.piscina_ivm_batch10', 'baseline.piscina_ivm_async_batch10', 'bigger', "raw pool's 10-task throughput, asynchronous apply / applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio", false);
-    const processAsync = rounds.latency('baseline.process_piscina_ivm_async_batch10');
-    emit('baseline.process_piscina_ivm_async_batch10_p50', 'µs', processAsync.p50Us, 'smaller', false, 'the same 10 calls behind the process boundary, one IPC message each way, asynchronous apply');
-    emit('baseline.process_piscina_ivm_async_batch10_p99', 'µs', processAsync.p99Us, 'smaller', false);
+    emitLatency(emit, rounds, 'baseline.process_piscina_ivm_async_batch10', 'the same 10 calls behind the process boundary, one IPC message each way, asynchronous apply', null);
     emitRatio('baseline.process_piscina_ivm_async_batch10_vs_piscina_ivm', rounds, 'baseline.piscina_ivm_batch10', 'baseline.process_piscina_ivm_async_batch10', 'bigger', "that raw pool's 10-task throughput / in this process with applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio for any sandbox that keeps both", false);
     emitRatio('sandbox.batch10_vs_piscina_ivm_ratio', rounds, 'baseline.piscina_ivm_batch10', 'sandbox.batch10', 'bigger', "throughput of a 10-call turn / raw Piscina + isolated-vm's for 10 tasks at once; goal at least 0.5");
 
