@@ -61,6 +61,11 @@ describe('a program gathers from several tools and returns only what matters', (
     expect(result.content).toBe('{"inStock":["apples","plums"],"value":2675}\n\nconsole:\ninfo: checked 3 items');
   });
 
+  it("writes a program's value as JSON.stringify would: the model's own JavaScript, not a plugin's contract", async () => {
+    const result = await h.run('return { kept: 1, dropped: undefined, list: [undefined, NaN] };');
+    expect(value(result).result).toEqual({ kept: 1, list: [null, null] });
+  });
+
   it('the console is bounded: 100 lines kept, the rest counted; the model reads 20 of them', async () => {
     const result = await h.run('for (let i = 0; i < 1000; i += 1) console.log("line " + i); return "done";');
     expect(value(result).logs).toHaveLength(100);

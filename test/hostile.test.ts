@@ -155,6 +155,25 @@ describe('output attacks', () => {
     await expectBenignAfter(h);
   });
 
+  it('lossy-output.js: what JSON would drop or write as null is refused, naming where; a toJSON is honoured', async () => {
+    const h = await harness('hostile/lossy-output.js', LIMITS);
+    open = h;
+    const refused: [string, string][] = [
+      ['function', 'a function at key "f"'],
+      ['nan', 'NaN at key "n"'],
+      ['undefined', 'undefined at index 1'],
+      ['map', 'an object that is neither a plain object nor an array at key "m"'],
+      ['symbol-key', 'an object with a symbol-keyed property at the top'],
+    ];
+    for (const [which, where] of refused) {
+      const { results } = await h.call('attack', { which });
+      expect((results[0] as ToolFailure).error).toEqual({ code: 'INVALID_TOOL_OUTPUT', message: `attack: the result is not JSON: ${where}` });
+    }
+    const { results } = await h.call('attack', { which: 'date' });
+    expect(results[0]).toMatchObject({ isError: false, value: { d: '1970-01-01T00:00:00.000Z' } });
+    await expectBenignAfter(h);
+  });
+
   it('hostile-thrown-proxy.js: an unreadable thrown value is a plain TOOL_ERROR', async () => {
     const { result, h } = await attack('hostile-thrown-proxy.js');
     expect((result as ToolFailure).error).toMatchObject({ code: 'TOOL_ERROR', message: 'attack: an unreadable error was thrown' });

@@ -15,9 +15,8 @@ import { sandboxInternals, type Sandbox, type SandboxInternals } from '../sandbo
 import { codeModeModuleSource } from './code-mode-runtime.js';
 import { DEFAULT_TENANT } from '../plugin/default-tenant.js';
 import { TypeStripper } from './type-stripper.js';
+import { CODE_MODE_PLUGIN } from './code-mode-plugin.js';
 
-/** Not a name a manifest can take (no `:` there), so no plugin shares its isolates, quarantine or queue. */
-const CODE_MODE_PLUGIN = 'airlock:code-mode';
 
 /**
  * One type stripper (and its thread pool) per sandbox, however many Code Modes share it:

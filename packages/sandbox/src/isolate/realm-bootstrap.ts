@@ -31,7 +31,7 @@ interface Waiter {
 
 type Descriptor = Record<string, unknown>;
 
-export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmObjectsPerRealm: number): RealmEntry {
+export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmObjectsPerRealm: number, strictResults: boolean): RealmEntry {
   'use strict';
   const g = globalThis as unknown as Record<string, unknown>;
   const apply = Reflect.apply;
@@ -42,6 +42,9 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   const defineProperty = Object.defineProperty;
   const freeze = Object.freeze;
   const objectKeys = Object.keys;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const getOwnPropertySymbols = Object.getOwnPropertySymbols;
+  const ObjectPrototype = Object.prototype;
   const charCodeAt = String.prototype.charCodeAt;
   const sliceString = String.prototype.slice;
   const numberToString = Number.prototype.toString;
@@ -333,6 +336,16 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   }
 
   const tooLarge = freeze(createNull(null));
+  /** Thrown by the result's serializer for a value JSON cannot carry; `notJsonReason` says which and where. */
+  const notJson = freeze(createNull(null));
+  let notJsonReason = '';
+
+  /** Refuses the result: what is at `key` of `holder` (or the value itself, at the top) is not JSON. */
+  function refuseNotJson(holder: object, key: string, top: boolean, what: string): never {
+    const where = top ? 'the top' : isArray(holder) ? 'index ' + key : 'key ' + (apply(stringify, undefined, [key.length > 64 ? (apply(sliceString, key, [0, 64]) as string) + '…' : key]) as string);
+    notJsonReason = what + ' at ' + where;
+    throw notJson;
+  }
 
   /** An oversized result, in words that name no limit (maxOutputBytes is the host's). */
   const TOO_LARGE_MESSAGE = 'the result is larger than this tool may return';
@@ -341,20 +354,36 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
    * Serializes a result with its size counted as it is built, so an oversized value fails
    * before a copy of it is made: a 30 MiB string never gets its doubled JSON twin.
    */
-  function encodeResult(value: unknown, maxBytes: number): [kind: string, payload: string] {
+  function encodeResult(value: unknown, maxBytes: number, strict: boolean): [kind: string, payload: string] {
     if (value === undefined) value = null;
     if (typeof value === 'string' && value.length > maxBytes) return ['OUTPUT_TOO_LARGE', TOO_LARGE_MESSAGE];
     let remaining = maxBytes;
     // Containers that already have an element written: the next one costs a comma.
     const started = new WeakSetIntrinsic<object>();
+    let atTop = true;
     const replacer = function (this: object, key: string, item: unknown): unknown {
+      const top = atTop;
+      atTop = false;
       let cost = 0;
       const kind = typeof item;
+      // Strict: what JSON cannot carry is refused, not dropped or written as null as
+      // JSON.stringify would (a trusted tool's result is held to the same), judged on the
+      // value after its toJSON. Otherwise JSON.stringify's own rules.
       if (kind === 'string') cost = quotedBytes(item as string, remaining + 1);
-      else if (kind === 'number') cost = isFinite(item as number) ? (apply(numberToString, item, []) as string).length : 4;
-      else if (kind === 'boolean') cost = (item as boolean) ? 4 : 5;
+      else if (kind === 'number') {
+        if (isFinite(item as number)) cost = (apply(numberToString, item, []) as string).length;
+        else if (strict) refuseNotJson(this, key, top, apply(numberToString, item, []) as string);
+        else cost = 4;
+      } else if (kind === 'boolean') cost = (item as boolean) ? 4 : 5;
       else if (item === null) cost = 4;
-      else if (kind === 'object') cost = 2;
+      else if (kind === 'object') {
+        if (strict && !isArray(item)) {
+          const proto: unknown = getPrototypeOf(item);
+          if (proto !== ObjectPrototype && proto !== null) refuseNotJson(this, key, top, 'an object that is neither a plain object nor an array');
+          if (getOwnPropertySymbols(item).length > 0) refuseNotJson(this, key, top, 'an object with a symbol-keyed property');
+        }
+        cost = 2;
+      } else if (strict) refuseNotJson(this, key, top, kind === 'undefined' ? 'undefined' : kind === 'bigint' ? 'a BigInt' : 'a ' + kind);
       else if (isArray(this)) cost = 4; // undefined, a function or a symbol in an array is written as null
       else return item; // omitted, with its key
       if (key !== '' || isArray(this)) {
@@ -373,6 +402,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       text = apply(stringify, undefined, [value, replacer]) as string | undefined;
     } catch (error) {
       if (error === tooLarge) return ['OUTPUT_TOO_LARGE', TOO_LARGE_MESSAGE];
+      if (error === notJson) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON: ' + notJsonReason];
       // The serializer's own refusals (cycles, BigInt) mean "not JSON"; anything else was thrown by the plugin's toJSON or getters.
       if (error instanceof TypeErrorIntrinsic) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON (' + describeThrown(error) + ')'];
       return ['TOOL_ERROR', 'serializing the result threw: ' + describeThrown(error)];
@@ -404,7 +434,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           // aborted the whole process over it.
           // Read by index, never destructured: `const [a, b] = ...` runs the array iterator the
           // plugin can replace on Array.prototype, which would hand back any string it likes.
-          const encoded = encodeResult(argument, maxCapabilityBytes);
+          const encoded = encodeResult(argument, maxCapabilityBytes, false);
           const kind = encoded[0];
           const text = encoded[1];
           if (kind === 'OUTPUT_TOO_LARGE') return reject(capabilityError(name, 'TOO_LARGE'));
@@ -559,7 +589,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       context.capabilities = capabilitiesFor(token);
       value = apply(execute, tool, [parse(argsJson), freeze(context)]);
       const then = value !== null && (typeof value === 'object' || typeof value === 'function') ? (value as { then?: unknown }).then : undefined;
-      if (typeof then !== 'function') return answer(encodeResult(value, maxBytes));
+      if (typeof then !== 'function') return answer(encodeResult(value, maxBytes, strictResults));
     } catch (error) {
       return answer(['TOOL_ERROR', describeThrown(error)]);
     }
@@ -570,7 +600,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   async function settleLater(token: string, pending: unknown, maxBytes: number): Promise<void> {
     let outcome: [string, string];
     try {
-      outcome = encodeResult(await pending, maxBytes);
+      outcome = encodeResult(await pending, maxBytes, strictResults);
     } catch (error) {
       outcome = ['TOOL_ERROR', describeThrown(error)];
     }
