@@ -13,7 +13,7 @@ export interface DeclaredTool {
 
 /** `declare const tools: { ... }` for these tools, plus the error a failed call rejects with. */
 export function codeModeDeclarations(tools: readonly DeclaredTool[]): string {
-  let text = 'interface ToolError extends Error {\n  /** A stable result code: INVALID_ARGS, PERMISSION_DENIED, TIMEOUT, TOO_MANY_CALLS, ... */\n  code: string;\n}\n\ndeclare const tools: {\n';
+  let text = 'interface ToolError extends Error {\n  /** A stable code: the result code of the call (INVALID_ARGS, PERMISSION_DENIED, TIMEOUT, ...), or TOO_MANY_CALLS when the caps of this program refused it unrun */\n  code: string;\n}\n\ndeclare const tools: {\n';
   for (const tool of tools) {
     text += docComment(tool.description, '  ');
     text += `  ${propertyKey(tool.name)}(args: ${schemaToTypeScript(tool.parameters, '  ')}): Promise<${schemaToTypeScript(tool.output, '  ')}>;\n`;
