@@ -89,6 +89,31 @@ describe('Ctrl-C', () => {
   });
 });
 
+describe('Ctrl-C while the plugins load', () => {
+  it('cancels every call before it starts: each is printed as ABORTED_BEFORE_DISPATCH, exit 130', async () => {
+    const F = 'test/fixtures/interrupt-loading';
+    const child = spawn(process.execPath, [BIN, 'run', 'test/fixtures/interrupt/transcript.json', '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      // The host's capabilities are loaded: the plugins are loading now (for a second).
+      if (stderr.includes('host capabilities loaded') && !child.killed) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    const report = JSON.parse(stdout) as { results: { callId: string; error?: { code: string } }[] };
+    // "wait" is no tool of this plugin: UNKNOWN_TOOL is decided before anything is dispatched.
+    expect(report.results.map((result) => [result.callId, result.error?.code])).toEqual([
+      ['call_first', 'ABORTED_BEFORE_DISPATCH'],
+      ['call_wait', 'UNKNOWN_TOOL'],
+      ['call_after', 'ABORTED_BEFORE_DISPATCH'],
+    ]);
+    expect(stderr).toContain('airlock: interrupted: 1 call finished, 2 cancelled');
+  });
+});
+
 describe('a reader that stops reading', () => {
   it('`| head`: the binary ends quietly as on SIGPIPE (141), with no stack trace', async () => {
     // Thousands of unknown-tool calls: more output than a pipe holds, so writing goes on after the reader left.

@@ -14,7 +14,15 @@ if (process.execArgv.includes('--no-node-snapshot')) {
       throw error;
     });
   }
+  // Loading the commands takes a moment: a Ctrl-C meanwhile ends the process with a word
+  // rather than silently (each command handles its own from then on).
+  const startingUp = (): never => {
+    process.stderr.write('airlock: interrupted while starting up: nothing ran\n');
+    process.exit(128 + constants.signals.SIGINT);
+  };
+  process.once('SIGINT', startingUp);
   const { main } = await import('./main.js');
+  process.off('SIGINT', startingUp);
   process.exitCode = await main(process.argv.slice(2));
 } else {
   const child = spawn(process.execPath, ['--no-node-snapshot', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
@@ -27,7 +35,9 @@ if (process.execArgv.includes('--no-node-snapshot')) {
       return;
     }
     // Die of the same signal, so the shell sees what the user did. Our forwarding handler
-    // would otherwise swallow it and the wrapper would exit 0.
+    // would otherwise swallow it and the wrapper would exit 0. A command that handles the
+    // signal exits with a code instead, having said why: this one was silent.
+    if (signal === 'SIGINT') process.stderr.write('airlock: interrupted\n');
     for (const name of forwarded) process.off(name, forward);
     process.exitCode = 128 + (constants.signals[signal] ?? 0);
     process.kill(process.pid, signal);

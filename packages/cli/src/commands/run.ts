@@ -49,7 +49,8 @@ ${DEBUG_HELP}
   -h, --help          show this help
 
 Tool failures are results, not a failing exit code. Exit codes: 0 ran, 2 bad usage or input,
-130 interrupted: Ctrl-C cancels the running calls, then every result is printed.
+130 interrupted: Ctrl-C cancels the running calls (all of them while plugins load), then
+every result is printed.
 On a terminal, stderr shows each running call with its elapsed time.
 On a terminal without --approve, you are asked; otherwise "ask" ends as APPROVAL_UNAVAILABLE.
 
@@ -147,14 +148,31 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
   };
   const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
-  const opened = await openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors: values.executors });
+  // From here Ctrl-C is ours: during the plugins' loading it cancels every call before it
+  // starts (each is printed as ABORTED_BEFORE_DISPATCH); a load that outlasts the grace
+  // period is left with one line saying so.
+  const interrupt = onInterrupt();
+  let opened: Awaited<ReturnType<typeof openEngine>>;
+  try {
+    const loading = openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors: values.executors });
+    const ready = await Promise.race([loading, interrupt.givenUp.then(() => undefined)]);
+    if (ready === undefined) {
+      progress?.stop();
+      process.stderr.write(`airlock: interrupted while the plugins were loading: none of the ${plural(calls.length, 'call')} ran\n`);
+      process.exit(INTERRUPTED_EXIT);
+    }
+    opened = ready;
+  } catch (error) {
+    interrupt.dispose();
+    throw error;
+  }
   // The plugins' tools, which `ask` can stop: in Code Mode the program's sub-calls (the outer engine holds only run_code).
   const unapprovable = unknownApprovals(values.approve ?? [], opened.sandbox.tools().map((tool) => tool.name));
   if (unapprovable !== undefined) {
+    interrupt.dispose();
     await opened.close();
     throw new UsageError(unapprovable);
   }
-  const interrupt = onInterrupt();
   let results: ToolResult[];
   let gaveUp = false;
   try {
