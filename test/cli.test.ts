@@ -226,6 +226,11 @@ describe('airlock check', () => {
     expect(problems).toContain('capabilities.0 names "kv.get", which this host does not offer');
     // In the same run as the capability it lacks: the plugin's module was described and its rules checked.
     expect(problems).toContain('permissions.tools.kv_wrte names no tool');
+    // A tool's every problem, and the rules' beside tools that all have problems.
+    expect(problems).toContain('tools[0] ("two_problems"): execute must be a function');
+    expect(problems).toMatch(/tools\[0\] \("two_problems"\): .*parameters/);
+    expect(problems).toContain('permissions.rules.0.tool "zzz" matches no tool of this plugin (its tools: two_problems)');
+    expect(problems).not.toContain('permissions.tools.two_problems names no tool');
   });
 
   it('two plugins with one name are a problem for check (exit 1) and a load error for run (exit 2)', async () => {

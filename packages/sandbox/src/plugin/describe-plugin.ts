@@ -66,7 +66,8 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
   parsed.data.forEach((raw, index) => {
     const label = `${modulePath}: tools[${index}]${typeof raw.name === 'string' ? ` ("${raw.name}")` : ''}`;
     if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
-    if (!raw.hasExecute) return void problems.push(`${label}: execute must be a function`);
+    // Reported, and the rest of the tool still checked: `check` lists every problem at once.
+    if (!raw.hasExecute) problems.push(`${label}: execute must be a function`);
     for (const field of ignoredFields(raw.fields)) toolWarnings.push(`${label}: ${field}`);
     const weight = weightWarning(raw.description, raw.parameters);
     if (weight !== undefined) toolWarnings.push(`${label}: ${weight}`);
@@ -80,7 +81,7 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
         ...(raw.output === undefined ? {} : { output: raw.output as JsonSchema }),
         execute: () => null,
       })).definition;
-      tools.push({
+      if (raw.hasExecute) tools.push({
         name: checked.name,
         description: checked.description,
         parameters: checked.parameters,
@@ -95,11 +96,13 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
 
   warnings.push(...toolWarnings.slice(0, MAX_TOOL_WARNINGS));
   if (toolWarnings.length > MAX_TOOL_WARNINGS) warnings.push(`${modulePath}: ${toolWarnings.length - MAX_TOOL_WARNINGS} more warnings about its tools not listed`);
-  const names = new Set(tools.map((tool) => tool.name));
+  // Every tool the module declares by name, the ones with problems too: a rule or entry naming
+  // one of those is not (also) a rule that names nothing.
+  const names = new Set(parsed.data.flatMap((raw) => (typeof raw.name === 'string' ? [raw.name] : [])));
   for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
     if (!names.has(name)) problems.push(`${manifestPath}: permissions.tools.${name} names no tool of this plugin${didYouMean(name, names)}`);
   }
-  problems.push(...ruleMistakes(manifest, tools).map((problem) => `${manifestPath}: ${problem}`));
+  problems.push(...ruleMistakes(manifest, tools, [...names]).map((problem) => `${manifestPath}: ${problem}`));
   return tools;
 }
 

@@ -144,9 +144,10 @@ function deadDecision(manifest: PluginManifest, decision: keyof typeof STRICTNES
   return sources.length <= 3 ? sources.join(', ') : `${sources.slice(0, 3).join(', ')} (and more)`;
 }
 
-export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape[]): string[] {
-  if (tools.length === 0) return [];
-  const names = tools.map((tool) => tool.name);
+/** `declared`: every tool name the module declares, those whose other fields have problems too (default: the tools'). */
+export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape[], declared: readonly string[] = tools.map((tool) => tool.name)): string[] {
+  if (declared.length === 0) return [];
+  const names = declared;
   const listed = names.length > 20 ? `${names.slice(0, 20).join(', ')}, …` : names.join(', ');
   const problems: string[] = [];
   (manifest.permissions?.rules ?? []).forEach((rule, index) => {
@@ -155,7 +156,7 @@ export function ruleMistakes(manifest: PluginManifest, tools: readonly ToolShape
     for (const pattern of patterns) {
       const matches = toolNameMatcher(pattern);
       const hit = tools.filter((tool) => matches(tool.name));
-      if (hit.length === 0) problems.push(`permissions.rules.${index}.tool "${pattern}" matches no tool of this plugin (its tools: ${listed})`);
+      if (!names.some((name) => matches(name))) problems.push(`permissions.rules.${index}.tool "${pattern}" matches no tool of this plugin (its tools: ${listed})`);
       for (const tool of hit) scoped.add(tool);
     }
     if (scoped.size === 0) return;
