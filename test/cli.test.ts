@@ -224,6 +224,7 @@ describe('airlock check', () => {
     expect(problems).toContain('tools[2] ("string_root")');
     expect(problems).toContain('permissions.tools.ghost names no tool');
     expect(problems).toContain('capabilities.0 names "kv.get", which this host does not offer');
+    expect(problems).toMatch(/names "kv\.get", which this host does not offer \(.*\); offer it with --kv <file>/);
     // In the same run as the capability it lacks: the plugin's module was described and its rules checked.
     expect(problems).toContain('permissions.tools.kv_wrte names no tool');
     // A tool's every problem, and the rules' beside tools that all have problems.
@@ -246,6 +247,29 @@ describe('airlock check', () => {
     const { code, stderr } = await airlock(['check', 'no/such/plugin']);
     expect(code).toBe(2);
     expect(oneLine(stderr)).toContain('no such folder');
+  });
+
+  it('--plugins, as the other commands take it, is exit 2 saying how check takes folders', async () => {
+    const { code, stderr } = await airlock(['check', '--plugins', PLUGINS]);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain('check takes plugin folders as plain arguments, without --plugins');
+  });
+});
+
+describe('usage', () => {
+  it('`airlock help <command>` is that command\'s help; an unknown one is exit 2', async () => {
+    const [viaHelp, viaFlag] = await Promise.all([airlock(['help', 'run']), airlock(['run', '--help'])]);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+    const unknown = await airlock(['help', 'runn']);
+    expect(unknown.code).toBe(2);
+    expect(oneLine(unknown.stderr)).toContain('no help on "runn"');
+  });
+
+  it('run --json with --format is exit 2: two outputs asked for, not one silently ignored', async () => {
+    const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', PLUGINS, '--json', '--format', 'cards']);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain('give one of them');
   });
 });
 

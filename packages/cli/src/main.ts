@@ -44,7 +44,7 @@ Commands:
   executor             serve sandboxed calls for run/serve --executors, over a NATS server
 
 Options:
-  -h, --help           show help (also: airlock <command> --help)
+  -h, --help           show help (also: airlock <command> --help, airlock help <command>)
   -v, --version        print the version
 
 Exit codes: 0 success, 1 the work ran but a check failed, 2 bad usage or bad input.
@@ -67,7 +67,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === undefined) return await runCommand([]);
     if (command === '--help' || command === '-h' || command === 'help') {
-      process.stdout.write(`${MAIN_HELP}\n`);
+      // `airlock help run` is `airlock run --help`.
+      const topic = command === 'help' ? rest[0] : undefined;
+      const help = topic !== undefined && Object.prototype.hasOwnProperty.call(HELP, topic) ? HELP[topic] : undefined;
+      if (topic !== undefined && help === undefined) throw new UsageError(`no help on "${topic}"${didYouMean(topic, Object.keys(COMMANDS))} (commands: ${Object.keys(COMMANDS).join(', ')})`);
+      process.stdout.write(`${help === undefined ? MAIN_HELP : await help()}\n`);
       return 0;
     }
     if (command === '--version' || command === '-v') {

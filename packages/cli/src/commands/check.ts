@@ -2,7 +2,7 @@
 import { createSandbox, crossPluginProblems, SandboxError } from '@airlock/sandbox';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { asFlagMessage, HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
+import { asFlagMessage, HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions, withOfferHint } from '../support/host-capabilities.js';
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { warningText } from '../support/open-engine.js';
 import { withUsage } from '../support/parse-command-args.js';
@@ -32,6 +32,8 @@ Example:
   airlock check ./examples/plugins/text`;
 
 export async function checkCommand(argv: string[]): Promise<number> {
+  // Every other command takes --plugins: say how this one takes them.
+  if (argv.includes('--plugins') || argv.some((arg) => arg.startsWith('--plugins='))) throw new UsageError('check takes plugin folders as plain arguments, without --plugins: airlock check <plugin>... (see "airlock check --help")');
   const { values, positionals } = withUsage('check', () => parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, capabilities: { type: 'string' }, ...HOST_CAPABILITY_FLAGS, help: { type: 'boolean', short: 'h' } } }));
   if (values.help === true) {
     process.stdout.write(`${CHECK_HELP}\n`);
@@ -48,7 +50,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
   }
   let reports;
   try {
-    reports = await sandbox.checkPlugins(positionals);
+    reports = (await sandbox.checkPlugins(positionals)).map((report) => ({ ...report, problems: report.problems.map(withOfferHint) }));
   } catch (error) {
     if (SandboxError.isInstance(error)) throw new UsageError(error.message);
     throw error;

@@ -34,7 +34,7 @@ yet. With no arguments at all, runs the bundled example.
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
   --json              print the machine-readable report: { messages, results }
-  --format <kind>     "cards" (default on a terminal) or "messages" (default when piped)
+  --format <kind>     "cards" (default on a terminal) or "messages" (default when piped); not with --json
   --approve <tool>    answer "ask" with yes for this tool (repeatable)
   --approve-all       answer every "ask" with yes
   --tenant <id>       run as this tenant (its own isolates; default "default")
@@ -91,6 +91,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   if (positionals.length > 1) throw new UsageError(`run takes one transcript, got ${positionals.length} (see "airlock run --help")`);
   if (values.format !== undefined && values.format !== 'cards' && values.format !== 'messages') throw new UsageError('--format must be "cards" or "messages"');
+  if (values.format !== undefined && values.json === true) throw new UsageError('--json prints the report (the messages and every result); --format chooses between the other two outputs: give one of them');
   if (values.tenant !== undefined && !/^[\w.:@-]{1,128}$/.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
   if (values['code-mode'] === true && values.executors !== undefined) throw new UsageError('--code-mode cannot run with --executors: programs run in a sandbox of their own that no executor serves (every program would end ABORTED_BEFORE_DISPATCH)');
 

@@ -104,3 +104,12 @@ function folderFlag(flag: '--workspace' | '--kv', value: string | undefined): st
 export function asFlagMessage(message: string): string {
   return message.replace(/^options\.network\.allow\.\d+/, '--allow-net').replace(/^options\.network\.allowInternal[.\d]*/, '--allow-internal').replace(/^options\.secrets\.(\w+)[.\w]*/, '--secret $1').replace(/^options\.(workspace|kv)\b[.\w]*/, '--$1').replace(/^options\.capabilities/, '--capabilities: options.capabilities');
 }
+
+/** The flag that offers each standard capability group, for a plugin that names one this command was not given. */
+const OFFERED_BY: Readonly<Record<string, string>> = { kv: '--kv <file>', fetch: '--allow-net <origin>', workspace: '--workspace <dir>' };
+
+/** A "this host does not offer" problem about a standard capability, with the flag that offers it. */
+export function withOfferHint(problem: string): string {
+  const group = /names "(kv|fetch|workspace)(?:\.[^"]*)?", which this host does not offer/.exec(problem)?.[1];
+  return group === undefined ? problem : `${problem}; offer it with ${OFFERED_BY[group] ?? ''}`;
+}

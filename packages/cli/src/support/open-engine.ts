@@ -2,7 +2,7 @@
 // manifests. Plugin faults become one-line usage errors naming the manifest path.
 import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
 import { createCodeMode, createRemoteSandbox, createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
-import { asFlagMessage } from './host-capabilities.js';
+import { asFlagMessage, withOfferHint } from './host-capabilities.js';
 import { visible } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
@@ -31,7 +31,7 @@ export async function openSandbox(pluginPaths: readonly string[], capabilities: 
     await sandbox.close();
     if (SandboxError.isInstance(error)) {
       const more = error.problems.length > 1 ? ` (and ${error.problems.length - 1} more problem${error.problems.length > 2 ? 's' : ''}; run "airlock check" for all)` : '';
-      throw new UsageError(`${error.problems[0] ?? error.message}${more}`);
+      throw new UsageError(`${withOfferHint(error.problems[0] ?? error.message)}${more}`);
     }
     throw error;
   }
