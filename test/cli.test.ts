@@ -1,6 +1,6 @@
 // End-to-end: the built binary, every command, every exit code, both provider formats.
 import { describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { airlock, oneLine } from './support/run-cli.js';
@@ -247,6 +247,22 @@ describe('airlock check', () => {
     const { code, stderr } = await airlock(['check', 'no/such/plugin']);
     expect(code).toBe(2);
     expect(oneLine(stderr)).toContain('no such folder');
+  });
+
+  it('a tool name of 100,000 characters beside a backtracking rule glob: reported at once, never matched', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'airlock-long-name-'));
+    try {
+      await mkdir(join(dir, 'plugin'));
+      await writeFile(join(dir, 'plugin', 'index.js'), `export default { tools: [{ name: 'ok', description: 'd', parameters: { type: 'object' }, execute: () => 1 }, { name: 'a'.repeat(100000), description: 'd', parameters: { type: 'object' }, execute: () => 1 }] };`);
+      await writeFile(join(dir, 'plugin', 'airlock.plugin.json'), JSON.stringify({ name: 'long-name', module: './index.js', permissions: { rules: [{ tool: '*a*a*b', decision: 'deny' }] } }));
+      const { code, stdout } = await airlock(['check', join(dir, 'plugin'), '--json']);
+      expect(code).toBe(1);
+      const problems = (JSON.parse(stdout) as { plugins: { problems: string[] }[] }).plugins[0]!.problems.join('\n');
+      expect(problems).toContain('tools[1]');
+      expect(problems).toContain('permissions.rules.0.tool "*a*a*b" matches no tool of this plugin (its tools: ok)');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('--plugins, as the other commands take it, is exit 2 saying how check takes folders', async () => {

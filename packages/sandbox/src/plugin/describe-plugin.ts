@@ -1,7 +1,7 @@
 // Asks a plugin, inside a throwaway isolate, what tools it has; checks every
 // descriptor through core's own registration so a plugin tool obeys the same
 // contract as a host tool.
-import { AirlockError, defineTool, didYouMean, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS, ToolRegistry, type JsonSchema } from '@airlock/core';
+import { AirlockError, defineTool, didYouMean, HOST_ONLY_FIELDS, MODEL_FACING_FIELDS, TOOL_NAME_PATTERN, ToolRegistry, type JsonSchema } from '@airlock/core';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { PluginSpec } from '../worker/worker-protocol.js';
@@ -96,9 +96,10 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
 
   warnings.push(...toolWarnings.slice(0, MAX_TOOL_WARNINGS));
   if (toolWarnings.length > MAX_TOOL_WARNINGS) warnings.push(`${modulePath}: ${toolWarnings.length - MAX_TOOL_WARNINGS} more warnings about its tools not listed`);
-  // Every tool the module declares by name, the ones with problems too: a rule or entry naming
-  // one of those is not (also) a rule that names nothing.
-  const names = new Set(parsed.data.flatMap((raw) => (typeof raw.name === 'string' ? [raw.name] : [])));
+  // Every tool the module declares by a valid name, the ones with other problems too: a rule or
+  // entry naming one of those is not (also) a rule that names nothing. Valid names only: a
+  // rule's glob backtracks, and a name of 200,000 characters would hold this thread for days.
+  const names = new Set(parsed.data.flatMap((raw) => (typeof raw.name === 'string' && TOOL_NAME_PATTERN.test(raw.name) ? [raw.name] : [])));
   for (const name of Object.keys(manifest.permissions?.tools ?? {})) {
     if (!names.has(name)) problems.push(`${manifestPath}: permissions.tools.${name} names no tool of this plugin${didYouMean(name, names)}`);
   }
