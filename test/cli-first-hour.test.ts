@@ -62,18 +62,28 @@ describe('airlock run accepts every documented provider input', () => {
   });
 });
 
+/** SIGINT to the binary alone, or to its whole process group (sandbox processes included) as a terminal's Ctrl-C sends it. */
+function interrupt(child: ReturnType<typeof spawn>, target: string): void {
+  if (target === 'the binary') child.kill('SIGINT');
+  else process.kill(-child.pid!, 'SIGINT');
+}
+
 describe('Ctrl-C', () => {
-  it('a real SIGINT to the binary prints the finished calls\' results and exits 130', async () => {
+  it.each(['the binary', 'its process group'])('a real SIGINT to %s prints the finished calls\' results and exits 130', async (target) => {
     const F = 'test/fixtures/interrupt';
     // Plain `node bin.js`, as documented: the wrapper re-executes itself and forwards the signal.
-    const child = spawn(process.execPath, [BIN, 'run', `${F}/transcript.json`, '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'run', `${F}/transcript.json`, '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
+    let interrupted = false;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       // The host capability's line: the second call is now running and waiting.
-      if (stderr.includes('waiting in call_wait') && !child.killed) child.kill('SIGINT');
+      if (stderr.includes('waiting in call_wait') && !interrupted) {
+        interrupted = true;
+        interrupt(child, target);
+      }
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(130);
@@ -90,16 +100,20 @@ describe('Ctrl-C', () => {
 });
 
 describe('Ctrl-C while the plugins load', () => {
-  it('cancels every call before it starts: each is printed as ABORTED_BEFORE_DISPATCH, exit 130', async () => {
+  it.each(['the binary', 'its process group'])('to %s: cancels every call before it starts, each printed as ABORTED_BEFORE_DISPATCH, exit 130', async (target) => {
     const F = 'test/fixtures/interrupt-loading';
-    const child = spawn(process.execPath, [BIN, 'run', 'test/fixtures/interrupt/transcript.json', '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'run', 'test/fixtures/interrupt/transcript.json', '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
+    let interrupted = false;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       // The host's capabilities are loaded: the plugins are loading now (for a second).
-      if (stderr.includes('host capabilities loaded') && !child.killed) child.kill('SIGINT');
+      if (stderr.includes('host capabilities loaded') && !interrupted) {
+        interrupted = true;
+        interrupt(child, target);
+      }
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(130);

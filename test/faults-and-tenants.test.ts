@@ -59,6 +59,16 @@ describe('fault injection', () => {
     expect(sandboxProcessIds(sandbox)[0]).not.toBe(pid);
   });
 
+  it('a SIGINT to the sandbox process (a terminal Ctrl-C reaches the whole process group) kills nothing: the embedder decides what to cancel', async () => {
+    const { sandbox, engine } = await setup();
+    await engine.run([busy('warmup')]);
+    const [pid] = sandboxProcessIds(sandbox);
+    const running = engine.run([busy('a', 400), busy('b', 400)]);
+    process.kill(pid!, 'SIGINT');
+    expect(codes(await running)).toEqual(['ok', 'ok']);
+    expect(sandboxProcessIds(sandbox)).toEqual([pid]);
+  });
+
   it('fail-isolate: a call whose isolate cannot be created fails alone', async () => {
     const { engine } = await setup({ faults: { b: 'fail-isolate' } });
     const results = await engine.run([busy('a', 10, 'busy_exclusive'), busy('b', 10, 'busy_exclusive'), busy('c', 10, 'busy_exclusive')]);

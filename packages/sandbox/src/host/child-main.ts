@@ -91,5 +91,9 @@ function receive(message: ToChild): void {
 
 // The parent is gone: nobody is waiting for results, so stop at once, without teardown.
 process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+// A Ctrl-C at a terminal reaches this process too (it shares the parent's process group):
+// the parent decides what it cancels, and this process goes when the parent does. Killed by
+// it, every call in flight here would end as SANDBOX_CRASH, struck against its tenant.
+process.on('SIGINT', () => undefined);
 
 send({ type: 'ready' });
