@@ -22,6 +22,9 @@ if (process.execArgv.includes('--no-node-snapshot')) {
   };
   process.once('SIGINT', startingUp);
   const { main } = await import('./main.js');
+  // A Ctrl-C that came while the modules evaluated (synchronously) is delivered at the next
+  // turn of the loop: removed before it, the listener would take the signal with it unseen.
+  await new Promise((resolve) => setImmediate(resolve));
   process.off('SIGINT', startingUp);
   process.exitCode = await main(process.argv.slice(2));
 } else {

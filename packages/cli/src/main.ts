@@ -68,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === undefined) return await runCommand([]);
     if (command === '--help' || command === '-h' || command === 'help') {
       // `airlock help run` is `airlock run --help`.
-      const topic = command === 'help' ? rest[0] : undefined;
+      const topic = command === 'help' && rest[0] !== undefined && !['help', '--help', '-h'].includes(rest[0]) ? rest[0] : undefined;
       const help = topic !== undefined && Object.prototype.hasOwnProperty.call(HELP, topic) ? HELP[topic] : undefined;
       if (topic !== undefined && help === undefined) throw new UsageError(`no help on "${topic}"${didYouMean(topic, Object.keys(COMMANDS))} (commands: ${Object.keys(COMMANDS).join(', ')})`);
       process.stdout.write(`${help === undefined ? MAIN_HELP : await help()}\n`);

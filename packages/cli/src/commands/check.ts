@@ -32,9 +32,15 @@ Example:
   airlock check ./examples/plugins/text`;
 
 export async function checkCommand(argv: string[]): Promise<number> {
-  // Every other command takes --plugins: say how this one takes them.
-  if (argv.includes('--plugins') || argv.some((arg) => arg.startsWith('--plugins='))) throw new UsageError('check takes plugin folders as plain arguments, without --plugins: airlock check <plugin>... (see "airlock check --help")');
-  const { values, positionals } = withUsage('check', () => parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, capabilities: { type: 'string' }, ...HOST_CAPABILITY_FLAGS, help: { type: 'boolean', short: 'h' } } }));
+  const { values, positionals } = withUsage('check', () => {
+    try {
+      return parseArgs({ args: argv, allowPositionals: true, strict: true, options: { json: { type: 'boolean' }, capabilities: { type: 'string' }, ...HOST_CAPABILITY_FLAGS, help: { type: 'boolean', short: 'h' } } });
+    } catch (error) {
+      // Every other command takes --plugins: say how this one takes them.
+      if ((error as Error).message.startsWith("Unknown option '--plugins")) throw new UsageError('check takes plugin folders as plain arguments, without --plugins: airlock check <plugin>...');
+      throw error;
+    }
+  });
   if (values.help === true) {
     process.stdout.write(`${CHECK_HELP}\n`);
     return 0;

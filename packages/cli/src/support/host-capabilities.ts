@@ -108,8 +108,14 @@ export function asFlagMessage(message: string): string {
 /** The flag that offers each standard capability group, for a plugin that names one this command was not given. */
 const OFFERED_BY: Readonly<Record<string, string>> = { kv: '--kv <file>', fetch: '--allow-net <origin>', workspace: '--workspace <dir>' };
 
-/** A "this host does not offer" problem about a standard capability, with the flag that offers it. */
+/**
+ * A "this host does not offer" problem about a standard capability group this command was
+ * not given, with the flag that offers it (a misspelt name in a group on offer gets none).
+ */
 export function withOfferHint(problem: string): string {
-  const group = /names "(kv|fetch|workspace)(?:\.[^"]*)?", which this host does not offer/.exec(problem)?.[1];
-  return group === undefined ? problem : `${problem}; offer it with ${OFFERED_BY[group] ?? ''}`;
+  const found = /names "(kv|fetch|workspace)(?:\.[^"]*)?", which this host does not offer \(([^)]*)\)/.exec(problem);
+  if (found === null) return problem;
+  const [, group = '', offered = ''] = found;
+  const onOffer = offered.split(/,\s*|\s+/).some((name) => name === group || name.startsWith(`${group}.`));
+  return onOffer ? problem : `${problem}; offer it with ${OFFERED_BY[group] ?? ''}`;
 }
