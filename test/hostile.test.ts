@@ -155,7 +155,7 @@ describe('output attacks', () => {
     await expectBenignAfter(h);
   });
 
-  it('lossy-output.js: what JSON would drop or write as null is refused, naming where; a toJSON is honoured', async () => {
+  it('lossy-output.js: what JSON would drop or write as null is refused, naming where; a toJSON is honoured, an undefined key is absent', async () => {
     const h = await harness('hostile/lossy-output.js', LIMITS);
     open = h;
     const refused: [string, string][] = [
@@ -171,6 +171,9 @@ describe('output attacks', () => {
     }
     const { results } = await h.call('attack', { which: 'date' });
     expect(results[0]).toMatchObject({ isError: false, value: { d: '1970-01-01T00:00:00.000Z' } });
+    // A key whose value is undefined is absent, in JSON as in JavaScript.
+    const { results: absent } = await h.call('attack', { which: 'undefined-key' });
+    expect(absent[0]).toMatchObject({ isError: false, value: { kept: 1 } });
     await expectBenignAfter(h);
   });
 

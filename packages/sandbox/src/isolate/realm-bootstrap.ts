@@ -367,8 +367,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       let cost = 0;
       const kind = typeof item;
       // Strict: what JSON cannot carry is refused, not dropped or written as null as
-      // JSON.stringify would (a trusted tool's result is held to the same), judged on the
-      // value after its toJSON. Otherwise JSON.stringify's own rules.
+      // JSON.stringify would, judged on the value after its toJSON; only a key whose value is
+      // undefined is left out, as absent. Otherwise JSON.stringify's own rules.
       if (kind === 'string') cost = quotedBytes(item as string, remaining + 1);
       else if (kind === 'number') {
         if (isFinite(item as number)) cost = (apply(numberToString, item, []) as string).length;
@@ -383,7 +383,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           if (getOwnPropertySymbols(item).length > 0) refuseNotJson(this, key, top, 'an object with a symbol-keyed property');
         }
         cost = 2;
-      } else if (strict) refuseNotJson(this, key, top, kind === 'undefined' ? 'undefined' : kind === 'bigint' ? 'a BigInt' : 'a ' + kind);
+      } else if (strict && !(kind === 'undefined' && !top && !isArray(this))) refuseNotJson(this, key, top, kind === 'undefined' ? 'undefined' : kind === 'bigint' ? 'a BigInt' : 'a ' + kind);
+      // (A key whose value is undefined is absent, in JSON as in JavaScript: left out, strict or not.)
       else if (isArray(this)) cost = 4; // undefined, a function or a symbol in an array is written as null
       else return item; // omitted, with its key
       if (key !== '' || isArray(this)) {
