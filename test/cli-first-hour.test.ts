@@ -62,30 +62,33 @@ describe('airlock run accepts every documented provider input', () => {
   });
 });
 
-/** SIGINT to the binary alone, or to its whole process group (sandbox processes included) as a terminal's Ctrl-C sends it. */
-function interrupt(child: ReturnType<typeof spawn>, target: string): void {
-  if (target === 'the binary') child.kill('SIGINT');
-  else process.kill(-child.pid!, 'SIGINT');
+/**
+ * Runs the binary (plain `node bin.js`, as documented: the wrapper re-executes itself and
+ * forwards the signal) and sends SIGINT once its stderr shows `cue`: to the binary alone, or
+ * to its whole process group (sandbox processes included) as a terminal's Ctrl-C does.
+ */
+async function interruptedRun(args: string[], cue: string, target: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  let stderr = '';
+  let interrupted = false;
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (!stderr.includes(cue) || interrupted) return;
+    interrupted = true;
+    if (target === 'the binary') child.kill('SIGINT');
+    else process.kill(-child.pid!, 'SIGINT');
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
 }
 
 describe('Ctrl-C', () => {
   it.each(['the binary', 'its process group'])('a real SIGINT to %s prints the finished calls\' results and exits 130', async (target) => {
     const F = 'test/fixtures/interrupt';
-    // Plain `node bin.js`, as documented: the wrapper re-executes itself and forwards the signal.
-    const child = spawn(process.execPath, [BIN, 'run', `${F}/transcript.json`, '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    let interrupted = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      // The host capability's line: the second call is now running and waiting.
-      if (stderr.includes('waiting in call_wait') && !interrupted) {
-        interrupted = true;
-        interrupt(child, target);
-      }
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    // The host capability's line: the second call is now running and waiting.
+    const { code, stdout, stderr } = await interruptedRun(['run', `${F}/transcript.json`, '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], 'waiting in call_wait', target);
     expect(code).toBe(130);
     // Piped stderr gets no progress lines: the capability's line and the summary only.
     expect(stderr).toBe('waiting in call_wait\nairlock: interrupted: 1 call finished, 2 cancelled\n');
@@ -102,20 +105,8 @@ describe('Ctrl-C', () => {
 describe('Ctrl-C while the plugins load', () => {
   it.each(['the binary', 'its process group'])('to %s: cancels every call before it starts, each printed as ABORTED_BEFORE_DISPATCH, exit 130', async (target) => {
     const F = 'test/fixtures/interrupt-loading';
-    const child = spawn(process.execPath, [BIN, 'run', 'test/fixtures/interrupt/transcript.json', '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    let interrupted = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      // The host's capabilities are loaded: the plugins are loading now (for a second).
-      if (stderr.includes('host capabilities loaded') && !interrupted) {
-        interrupted = true;
-        interrupt(child, target);
-      }
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    // The host's capabilities are loaded: the plugins are loading now (for a second).
+    const { code, stdout, stderr } = await interruptedRun(['run', 'test/fixtures/interrupt/transcript.json', '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], 'host capabilities loaded', target);
     expect(code).toBe(130);
     const report = JSON.parse(stdout) as { results: { callId: string; error?: { code: string } }[] };
     // "wait" is no tool of this plugin: UNKNOWN_TOOL is decided before anything is dispatched.

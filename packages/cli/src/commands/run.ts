@@ -135,8 +135,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       progress.resume();
     }
   };
-  const capabilities = await loadCapabilities(values.capabilities);
+  // From here (the transcript is read) Ctrl-C is ours: while the host's capabilities and the
+  // plugins load it cancels every call before it starts (each is printed as
+  // ABORTED_BEFORE_DISPATCH); a load that outlasts the grace period is left with one line.
   const standard = standardOptions(values);
+  const interrupt = onInterrupt();
   const names = new Map(calls.map((call) => [call.id, call.name]));
   const finished: ToolResult[] = [];
   const onError = debugOnError(debugEnabled(values.debug));
@@ -149,12 +152,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
   };
   const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
-  // From here Ctrl-C is ours: during the plugins' loading it cancels every call before it
-  // starts (each is printed as ABORTED_BEFORE_DISPATCH); a load that outlasts the grace
-  // period is left with one line saying so.
-  const interrupt = onInterrupt();
   let opened: Awaited<ReturnType<typeof openEngine>>;
   try {
+    const capabilities = await loadCapabilities(values.capabilities);
     const loading = openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors: values.executors });
     const ready = await Promise.race([loading, interrupt.givenUp.then(() => undefined)]);
     if (ready === undefined) {
