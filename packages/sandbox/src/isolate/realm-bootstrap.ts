@@ -383,8 +383,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           if (getOwnPropertySymbols(item).length > 0) refuseNotJson(this, key, top, 'an object with a symbol-keyed property');
         }
         cost = 2;
-      } else if (strict && !(kind === 'undefined' && !top && !isArray(this))) refuseNotJson(this, key, top, kind === 'undefined' ? 'undefined' : kind === 'bigint' ? 'a BigInt' : 'a ' + kind);
-      // (A key whose value is undefined is absent, in JSON as in JavaScript: left out, strict or not.)
+      } else if (kind === 'undefined' && !top && !isArray(this)) return item; // a key whose value is undefined is absent, strict or not
+      else if (strict) refuseNotJson(this, key, top, kind === 'undefined' ? 'undefined' : kind === 'bigint' ? 'a BigInt' : 'a ' + kind);
       else if (isArray(this)) cost = 4; // undefined, a function or a symbol in an array is written as null
       else return item; // omitted, with its key
       if (key !== '' || isArray(this)) {
