@@ -43,6 +43,19 @@ function killedOnce(watchdog: Watchdog): boolean {
   return watchdog.killedFor === 'cpu' || watchdog.killedFor === 'wall' || watchdog.killedFor === 'cancel';
 }
 
+/** A build-ahead step: run after `afterMs` of idleness, or at the next event-loop turn when 0. */
+interface AheadStep {
+  readonly afterMs: number;
+  readonly run: () => void;
+}
+
+/**
+ * How long this worker stays idle after a task before it builds an isolate for tenants to
+ * come: longer than a client's round trip to its next call (0.3-1 ms, several under load).
+ */
+const IDLE_BEFORE_READY_MS = 5;
+/** How long a call runs in its isolate before this worker builds that isolate meanwhile. */
+const RUNNING_BEFORE_READY_MS = 10;
 /** How long a killed isolate's tasks may take to stop before the isolate counts as a zombie. */
 const ZOMBIE_MS = 1000;
 /** How long after a task the isolates it evicted are disposed (isolate-slots.ts, disposeRetired). */
@@ -64,8 +77,8 @@ export class IsolateRunner {
   readonly #killedSettled: NonNullable<IsolateRunnerOptions['killedSettled']>;
   /** What the last task's isolate held when it was read after the task (0 when it was not read). */
   #lastHeldBytes = 0;
-  /** A build-ahead step is scheduled; the next task cancels what is left of it. */
-  #ahead: ReturnType<typeof setImmediate> | undefined;
+  /** Cancels the build-ahead steps still scheduled; the next task calls it. */
+  #cancelAhead: (() => void) | undefined;
 
   constructor(options: IsolateRunnerOptions = { nothingQueued: () => false }) {
     this.#nothingQueued = options.nothingQueued;
@@ -81,8 +94,7 @@ export class IsolateRunner {
 
   /** `cancelled` says whether the task's caller cancelled it: the watchdog then stops the isolate (ABORTED). */
   async run(task: SandboxTask, capabilities?: CapabilityHandler, cancelled: () => boolean = () => false): Promise<SandboxOutcome> {
-    if (this.#ahead !== undefined) clearImmediate(this.#ahead);
-    this.#ahead = undefined;
+    this.#cancelAhead?.();
     switch (task.kind) {
       case 'ping':
         return { ok: true, json: '"pong"', usage: NO_USAGE };
@@ -146,6 +158,10 @@ export class IsolateRunner {
         return task;
       };
       const work = body(isolate, start, (cleanup) => cleanups.push(cleanup));
+      // While the call runs in its isolate this thread is idle: a long call (one about to be
+      // killed, or waiting on a capability) has the next tenant's isolate built meanwhile, so
+      // the call after a kill finds one ready.
+      if (tenant !== undefined) this.#buildWhileRunning(plugin);
       if (evaluation !== undefined) {
         work.catch(() => undefined); // raced below, once the evaluation is known to be good
         const evaluated = await Promise.race([evaluation, watchdog.expired]);
@@ -189,20 +205,55 @@ export class IsolateRunner {
         // The next fresh call of this tenant finds its realm built, once the tenant has come
         // back: after a one-shot tenant's only call that realm would never serve anyone (about
         // 1.5 of the 9 ms of CPU a new tenant's call cost in all).
-        () => {
-          if (healthy && !retire && !useWarm && slot.served > 1) this.#realms.prepareSpare(slot, plugin);
+        {
+          afterMs: 0,
+          run: () => {
+            if (healthy && !retire && !useWarm && slot.served > 1) this.#realms.prepareSpare(slot, plugin);
+          },
         },
-        // The next tenant new to this worker (or this one, after a kill) finds an isolate
-        // with a realm built: its first call pays no isolate start. Two steps, so a task that
-        // arrives while the isolate starts (several ms, with no asynchronous form) waits for
-        // that alone, not for the realm too: a tenant's second call right after its first.
-        () => void this.#slots.prepareReady(plugin),
-        () => {
+        // Then, after a pause, the isolate for the next tenant new to this worker: a call
+        // that follows at once (this tenant's next, a client's loop) comes first, instead of
+        // waiting for 7 ms of building it never uses.
+        ...this.#readyIsolateSteps(plugin, IDLE_BEFORE_READY_MS),
+      ]);
+    }
+  }
+
+  /**
+   * The next tenant new to this worker (or this one, after a kill) finds an isolate with a
+   * realm built: its first call pays no isolate start. Two steps, so a task that arrives
+   * while the isolate starts (several ms, with no asynchronous form) waits for that alone.
+   */
+  #readyIsolateSteps(plugin: PluginSpec, afterMs: number): AheadStep[] {
+    return [
+      { afterMs, run: () => void this.#slots.prepareReady(plugin) },
+      {
+        afterMs: 0,
+        run: () => {
           const ready = this.#slots.prepareReady(plugin);
           if (ready !== undefined) this.#realms.prepareSpare(ready, plugin);
         },
-      ]);
-    }
+      },
+    ];
+  }
+
+  /**
+   * Builds the ready isolate while this task's call runs, once it has run RUNNING_BEFORE_READY_MS:
+   * a shorter call is never held up by it, a longer one that ends meanwhile by one step (3-4 ms;
+   * its watchdog's poll likewise). Measured from now (after the realm was built), not from
+   * the event loop's clock, which synchronous work leaves behind.
+   */
+  #buildWhileRunning(plugin: PluginSpec): void {
+    const since = performance.now();
+    const wait = (ms: number): void => {
+      const timer = setTimeout(() => {
+        const left = RUNNING_BEFORE_READY_MS - (performance.now() - since);
+        if (left > 0) wait(left);
+        else this.#buildAhead(this.#readyIsolateSteps(plugin, 0));
+      }, ms);
+      this.#cancelAhead = () => clearTimeout(timer);
+    };
+    wait(RUNNING_BEFORE_READY_MS);
   }
 
   /** Reports the pair if a task of its killed isolate has not stopped within ZOMBIE_MS. */
@@ -220,18 +271,32 @@ export class IsolateRunner {
   }
 
   /**
-   * Runs `steps` one per event-loop turn, each only while no task waits for a worker of the
-   * pool, and none once this worker has a task again. No step runs plugin code.
+   * Runs `steps` one per event-loop turn (or after its own pause), each only while no task
+   * waits for a worker of the pool, and none once this worker has a task again. No step runs
+   * plugin code.
    */
-  #buildAhead(steps: readonly (() => void)[]): void {
-    const next = (index: number): void => {
-      this.#ahead = undefined;
-      if (index >= steps.length || !this.#nothingQueued()) return;
-      (steps[index] as () => void)();
-      this.#ahead = setImmediate(() => next(index + 1));
+  #buildAhead(steps: readonly AheadStep[]): void {
+    this.#cancelAhead?.();
+    const schedule = (index: number): void => {
+      const step = steps[index];
+      if (step === undefined) {
+        this.#cancelAhead = undefined;
+        return;
+      }
+      const run = (): void => {
+        if (!this.#nothingQueued()) return;
+        step.run();
+        schedule(index + 1);
+      };
+      if (step.afterMs > 0) {
+        const timer = setTimeout(run, step.afterMs);
+        this.#cancelAhead = () => clearTimeout(timer);
+      } else {
+        const immediate = setImmediate(run);
+        this.#cancelAhead = () => clearImmediate(immediate);
+      }
     };
-    if (this.#ahead !== undefined) clearImmediate(this.#ahead);
-    this.#ahead = setImmediate(() => next(0));
+    schedule(0);
   }
 
   /** Whether the last task left its isolate holding enough memory to be worth evicting. */
