@@ -110,6 +110,9 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   emitLatency(emit, trusted, 'trusted.exclusive_batch10_per_call', '10 exclusive calls per turn, per call', DIRECT);
   emit('trusted.parallel_throughput', 'calls/s', 1e6 / trusted.latency('trusted.parallel_batch10_per_call').p50Us, 'bigger');
 
+  /** A new tenant's first call, read again by the kills below: what a cold start costs in this run. */
+  let coldTenantP50Us = Number.NaN;
+
   // 2. Sandboxed calls beside every peer, all in one set of interleaved rounds.
   progress('sandboxed calls beside raw Piscina, isolated-vm and QuickJS');
   const freshDir = await pluginDir('fresh');
@@ -189,6 +192,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'baseline.ivm_new_isolate', 'raw isolated-vm: new isolate + context + compile + evaluate + call, this thread');
     emitLatency(emit, rounds, 'sandbox.cold_tenant_call', 'first call of a new tenant (in-process): isolate, realm, compile, call');
     emitRatio('sandbox.cold_vs_raw_isolate_ratio', rounds, 'sandbox.cold_tenant_call', 'baseline.ivm_new_isolate', 'smaller', 'cold tenant call / raw new isolate; goal at most 1.0');
+    coldTenantP50Us = rounds.latency('sandbox.cold_tenant_call').p50Us;
 
     // One capability request, plugin to host and back: per round, (a call asking 10 times -
     // the same call asking none) / 10; beside the same host function called directly.
@@ -235,7 +239,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   await benchCodeMode(options.quick, emit, progress);
 
   // 5. Hard limits: how late a kill is answered, and the call after it.
-  await benchKills(options.quick, emit, progress);
+  await benchKills(options.quick, emit, progress, coldTenantP50Us);
 
   // 6. Remote executors over NATS against the local sandbox (skipped without nats-server).
   await benchRemote(options.quick, emit, progress);
