@@ -11,6 +11,7 @@ import { TaskBackstop, type DispatchMark } from './task-backstop.js';
 import { QueueGauge } from './queue-gauge.js';
 import { SharedPluginSources } from './shared-plugin-sources.js';
 import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
+import { affinityKey, WorkerAffinity } from './worker-affinity.js';
 
 const WORKER_FILE = new URL('../worker/pool-worker.js', import.meta.url).href;
 
@@ -36,6 +37,15 @@ const DISPOSAL_SETTLE_MS = 250;
 const BUILD_AHEAD_SETTLE_MS = 50;
 /** Each pool worker's own V8 heap (its isolates' heaps are separate, bounded by memoryMb). */
 const WORKER_HEAP_MB = 256;
+
+/** What the pool's balancer reads of a queued task (Piscina hands it over under queueOptionsSymbol, never to the worker). */
+interface Routing {
+  /** Marked once a worker is chosen: a cancel after that never goes through Piscina. */
+  readonly dispatch: DispatchMark;
+  /** Whose isolate it runs in (worker-affinity.ts). */
+  readonly affinity: string | undefined;
+}
+
 /** Outcomes that mean an isolate was disposed under a call. */
 const KILLS: ReadonlySet<string> = new Set(['CPU_LIMIT', 'TIMEOUT', 'MEMORY_LIMIT', 'SANDBOX_CRASH', 'ABORTED']);
 
@@ -57,6 +67,7 @@ export class InProcessHost implements SandboxHost {
   readonly #backstop = new TaskBackstop();
   readonly #queue = new QueueGauge();
   readonly #sources = new SharedPluginSources();
+  readonly #affinity = new WorkerAffinity();
   /** Workers report zombie isolates here (a channel of this pool's own, by a random name). */
   readonly #zombies: BroadcastChannel | undefined;
   #closed = false;
@@ -95,16 +106,14 @@ export class InProcessHost implements SandboxHost {
       // collects that garbage long before the process's memory ceiling; a worker that still
       // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      // Piscina's own choice for abortable tasks, one per worker (the first idle worker), which
-      // also marks the task handed over: a cancel after that never goes through Piscina.
+      // One task per worker, to an idle one only: the worker that ran the tenant's last task if
+      // it is idle (worker-affinity.ts). Choosing also marks the task handed over: a cancel
+      // after that never goes through Piscina.
       loadBalancer: (task, workers) => {
-        for (const worker of workers) {
-          if (worker.currentUsage !== 0) continue;
-          const mark = (task as unknown as Record<symbol, unknown>)[queueOptionsSymbol] as DispatchMark | null | undefined;
-          if (mark !== null && mark !== undefined) mark.dispatched = true;
-          return worker;
-        }
-        return null;
+        const routing = (task as unknown as Record<symbol, unknown>)[queueOptionsSymbol] as Routing | null | undefined;
+        const worker = this.#affinity.choose(routing?.affinity, workers) ?? null;
+        if (worker !== null && routing !== null && routing !== undefined) routing.dispatch.dispatched = true;
+        return worker;
       },
       workerData: { clocks: this.#backstop.clocks, cancels: this.#backstop.cancels, queue: this.#queue.buffer, ...(zombieChannel === undefined ? {} : { zombies: zombieChannel }), ...(options.ownProcess === true ? { contextLock: new SharedArrayBuffer(CONTEXT_LOCK_BYTES) } : {}), ...(options.memoryCeilingMb === undefined ? {} : { memoryCeilingMb: options.memoryCeilingMb }) },
     });
@@ -136,7 +145,8 @@ export class InProcessHost implements SandboxHost {
       const shared = this.#sources.share(task);
       const poolTask: PoolTask = { ...shared, clock: backstop.clock, ...(channel === undefined ? {} : { capabilityPort: channel.port2 }) };
       // Symbol-keyed: Piscina hands it to the balancer and never clones it to the worker.
-      (poolTask as unknown as Record<symbol, unknown>)[queueOptionsSymbol] = backstop.dispatch;
+      const routing: Routing = { dispatch: backstop.dispatch, affinity: affinityKey(task) };
+      (poolTask as unknown as Record<symbol, unknown>)[queueOptionsSymbol] = routing;
       const outcome = await this.#pool.run(poolTask, { signal: backstop.signal, ...(channel === undefined ? {} : { transferList: [channel.port2] }) });
       if (!outcome.ok && KILLS.has(outcome.code)) this.#lastKillAt = performance.now();
       return outcome;

@@ -2,11 +2,11 @@
 // tenants), least recently used evicted past a cap and the largest idle ones under memory
 // pressure (worker/memory-guard.ts), each with its realms.
 import ivm from './ivm.js';
+import { MAX_ISOLATES_PER_WORKER } from './isolate-cap.js';
 import type { Realm } from './realm.js';
 import { heapBytesOf } from './task-failure.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 
-const MAX_ISOLATES_PER_WORKER = 32;
 /** Plugins this worker keeps an unassigned isolate ready for (the most recently served). */
 const MAX_READY_PLUGINS = 4;
 
