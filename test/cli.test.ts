@@ -303,7 +303,7 @@ describe('airlock bench', () => {
         expect(Number.isFinite(entry.value)).toBe(true);
       }
       // Every latency as p50 and p99; every ratio with the range of its rounds.
-      for (const name of ['sandbox.warm_call', 'sandbox.warm_call_large_plugin', 'sandbox.fresh_call', 'baseline.piscina_ivm_warm', 'baseline.piscina_ivm_async_warm', 'baseline.process_piscina_ivm_warm', 'baseline.process_piscina_ivm_async_warm', 'baseline.ivm_new_context', 'peer.quickjs_warm', 'peer.quickjs_fresh']) {
+      for (const name of ['sandbox.warm_call', 'sandbox.warm_call_large_plugin', 'sandbox.fresh_call', 'baseline.piscina_ivm_warm', 'baseline.piscina_ivm_async_warm', 'baseline.process_piscina_ivm_warm', 'baseline.process_piscina_ivm_async_warm', 'baseline.ivm_new_context', 'peer.quickjs_warm', 'peer.quickjs_fresh', 'sandbox.many_tenants_call']) {
         expect(entries.map((entry) => entry.name)).toEqual(expect.arrayContaining([`${name}_p50`, `${name}_p99`]));
       }
       // The capability round trip, beside the same host function called directly.

@@ -14,6 +14,7 @@ import { CAPABILITY_NAME, CAPABILITY_PLUGIN, capabilityArgs, directContext, host
 import { benchTenancy } from './tenancy.js';
 import { benchCodeMode } from './code-mode.js';
 import { benchKills } from './kills.js';
+import { benchManyTenants } from './many-tenants.js';
 import { benchRemote } from './remote.js';
 
 export interface SuiteOptions {
@@ -69,7 +70,7 @@ function emitLatency(emit: Emit, rounds: Rounds, name: string, what: string, aga
 export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   const count = (iterations: number): number => (options.quick ? Math.max(10, Math.round(iterations / 10)) : iterations);
   const metrics: Metric[] = [];
-  const steps = 7;
+  const steps = 9;
   let step = 0;
   const progress = (label: string): void => {
     step += 1;
@@ -112,6 +113,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
 
   /** A new tenant's first call, read again by the kills below: what a cold start costs in this run. */
   let coldTenantP50Us = Number.NaN;
+  /** One tenant's warm call, process mode, read again beside many tenants below. */
+  let warmCallP50Us = Number.NaN;
 
   // 2. Sandboxed calls beside every peer, all in one set of interleaved rounds.
   progress('sandboxed calls beside raw Piscina, isolated-vm and QuickJS');
@@ -193,6 +196,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'sandbox.cold_tenant_call', 'first call of a new tenant (in-process): isolate, realm, compile, call');
     emitRatio('sandbox.cold_vs_raw_isolate_ratio', rounds, 'sandbox.cold_tenant_call', 'baseline.ivm_new_isolate', 'smaller', 'cold tenant call / raw new isolate; goal at most 1.0');
     coldTenantP50Us = rounds.latency('sandbox.cold_tenant_call').p50Us;
+    warmCallP50Us = rounds.latency('sandbox.warm_call').p50Us;
 
     // One capability request, plugin to host and back: per round, (a call asking 10 times -
     // the same call asking none) / 10; beside the same host function called directly.
@@ -241,7 +245,10 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   // 5. Hard limits: how late a kill is answered, and the call after it.
   await benchKills(options.quick, emit, progress, coldTenantP50Us);
 
-  // 6. Remote executors over NATS against the local sandbox (skipped without nats-server).
+  // 6. Many tenants sharing the workers, against one tenant's warm call.
+  await benchManyTenants(options.quick, emit, progress, warmCallP50Us);
+
+  // 7. Remote executors over NATS against the local sandbox (skipped without nats-server).
   await benchRemote(options.quick, emit, progress);
   return metrics;
 }
