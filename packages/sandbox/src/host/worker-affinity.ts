@@ -5,8 +5,10 @@
 // more tenants are in play than a worker holds, that spreads each tenant over every worker
 // and they evict one another (100 tenants on two workers: twice the isolates and cold
 // starts); then a tenant's task goes to the worker that ran its last one when that worker
-// is idle, so each worker holds its share of the tenants. Either way only an idle worker
-// takes a task: a busy preferred worker is never waited for.
+// is idle, so the workers its calls overlapped on each keep a share of the tenants instead
+// of all of them. (A new tenant still takes the first idle worker, and calls that never
+// overlap use one worker whatever the policy.) Either way only an idle worker takes a
+// task: a busy preferred worker is never waited for.
 import { MAX_ISOLATES_PER_WORKER } from '../isolate/isolate-cap.js';
 import type { SandboxTask } from '../worker/worker-protocol.js';
 
