@@ -3,31 +3,20 @@
 // and evicts another tenant's. So then a tenant's call goes to the idle worker that ran its
 // last one, whatever order tenants arrive in; a warm realm's counter shows whether the call
 // found the isolate of the tenant's earlier calls.
-import { createEngine, type Engine, type ToolResult } from '@airlock/core';
-import { createSandbox, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
-import { rm } from 'node:fs/promises';
+import type { ToolResult } from '@airlock/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pluginFolder } from './support/plugin-harness.js';
+import { harness, type Harness } from './support/plugin-harness.js';
 
 /** isolate/isolate-cap.ts keeps 32 isolates per worker. */
 const MORE_TENANTS_THAN_A_WORKER_KEEPS = 40;
 
-let sandbox: Sandbox | undefined;
-let dir: string | undefined;
-
+let opened: Harness | undefined;
 afterEach(async () => {
-  await sandbox?.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await opened?.close();
+  opened = undefined;
 });
 
-async function open(options: SandboxOptions): Promise<Engine> {
-  dir = await pluginFolder('plugins/count-spin.js', { realm: 'warm', limits: { cpuMs: 2000, timeoutMs: 5000 } });
-  sandbox = createSandbox({ threads: 2, ...options });
-  await sandbox.loadPlugins([dir]);
-  return createEngine({ tools: sandbox.tools(), policy: { default: 'allow' } });
-}
-
-const value = (results: readonly ToolResult[]): unknown => {
+const value = ({ results }: { results: readonly ToolResult[] }): unknown => {
   const [result] = results;
   if (result === undefined || result.isError) throw new Error(`expected a value, got ${JSON.stringify(result)}`);
   return (result as unknown as { value: unknown }).value;
@@ -35,8 +24,9 @@ const value = (results: readonly ToolResult[]): unknown => {
 
 describe.each([['in-process' as const], ['process' as const]])('worker affinity, %s mode', (mode) => {
   it("with many tenants in play, sends a tenant's call to the worker holding its isolate, whichever tenant comes first", async () => {
-    const engine = await open(mode === 'in-process' ? { mode } : { processes: 1 });
-    const count = (tenant: string, ms: number): Promise<unknown> => engine.run([{ id: `${tenant}-count`, name: 'count', arguments: JSON.stringify({ ms }) }], { tenant }).then(value);
+    opened = await harness('plugins/count-spin.js', { cpuMs: 2000, timeoutMs: 5000 }, { ...(mode === 'in-process' ? { mode } : { processes: 1 }), manifest: { realm: 'warm' } });
+    const { call } = opened;
+    const count = (tenant: string, ms: number): Promise<unknown> => call('count', { ms }, tenant).then(value);
     /** Both tenants' calls at once, in this order: each spins long enough to keep its worker busy while the other's is dispatched. */
     const together = (first: string, second: string): Promise<unknown[]> => Promise.all([count(first, 50), count(second, 50)]);
     // Two workers up before the tenants under test come (a pool starts with one).
