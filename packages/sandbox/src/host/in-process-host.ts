@@ -106,9 +106,10 @@ export class InProcessHost implements SandboxHost {
       // collects that garbage long before the process's memory ceiling; a worker that still
       // outgrows it dies alone (its call is SANDBOX_CRASH, pinned on it), not the process.
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      // One task per worker, to an idle one only: the worker that ran the tenant's last task if
-      // it is idle (worker-affinity.ts). Choosing also marks the task handed over: a cancel
-      // after that never goes through Piscina.
+      // One task per worker, to an idle one only: the first idle worker, or with more tenants in
+      // play than a worker keeps isolates for, the one that ran the tenant's last task if it is
+      // idle (worker-affinity.ts). Choosing also marks the task handed over: a cancel after
+      // that never goes through Piscina.
       loadBalancer: (task, workers) => {
         const routing = (task as unknown as Record<symbol, unknown>)[queueOptionsSymbol] as Routing | null | undefined;
         const worker = this.#affinity.choose(routing?.affinity, workers) ?? null;
