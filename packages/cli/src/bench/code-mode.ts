@@ -10,10 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median, Rounds, ROUNDS } from './measure.js';
-import type { Metric } from './metrics.js';
+import type { Emit, Metric } from './metrics.js';
 import { openPeers } from './peers.js';
-
-type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
 
 // A search-like tool: each call answers a record of about 1 KiB, most of which the task does not need.
 const RECORDS_PLUGIN = `export default { tools: [{

@@ -7,11 +7,9 @@ import { createSandbox } from '@airlock/sandbox';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median } from './measure.js';
-import type { Metric } from './metrics.js';
+import { median, percentileOf } from './measure.js';
+import type { Emit } from './metrics.js';
 import { SUM_ARGS_JSON } from './sum-tool.js';
-
-type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
 
 const CPU_MS = 50;
 const TIMEOUT_MS = 150;
@@ -22,11 +20,6 @@ const KILL_PLUGIN = `export default { tools: [
 ] };`;
 
 const one = (name: string, args = '{}'): ToolCallRequest[] => [{ id: 'k', name, arguments: args }];
-
-function percentile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-}
 
 function failedWith(results: readonly ToolResult[]): string | undefined {
   const [result] = results;
@@ -70,12 +63,12 @@ export async function benchKills(quick: boolean, emit: Emit, progress: (label: s
       warm.push(warmCall.ms * 1000);
     }
     const note = `${iterations} kills, process mode`;
-    emit('sandbox.cpu_kill_overshoot_p50', 'ms', percentile(cpuOver, 0.5), 'smaller', false, `a call killed at cpuMs ${CPU_MS}: answered this long after ${CPU_MS} ms of wall time (${note})`);
-    emit('sandbox.cpu_kill_overshoot_p99', 'ms', percentile(cpuOver, 0.99), 'smaller', false, 'goal at most 50; on a loaded machine this also counts time the spin waited for a core');
-    emit('sandbox.timeout_kill_overshoot_p50', 'ms', percentile(wallOver, 0.5), 'smaller', false, `a call killed at timeoutMs ${TIMEOUT_MS}: answered this long after its deadline (${note})`);
-    emit('sandbox.timeout_kill_overshoot_p99', 'ms', percentile(wallOver, 0.99), 'smaller', false, 'goal at most 50');
-    emit('sandbox.after_kill_call_p50', 'µs', percentile(afterKill, 0.5), 'smaller', false, 'the same tenant\'s next call after its isolate was killed');
-    emit('sandbox.after_kill_call_p99', 'µs', percentile(afterKill, 0.99), 'smaller', false);
+    emit('sandbox.cpu_kill_overshoot_p50', 'ms', percentileOf(cpuOver, 0.5), 'smaller', false, `a call killed at cpuMs ${CPU_MS}: answered this long after ${CPU_MS} ms of wall time (${note})`);
+    emit('sandbox.cpu_kill_overshoot_p99', 'ms', percentileOf(cpuOver, 0.99), 'smaller', false, 'goal at most 50; on a loaded machine this also counts time the spin waited for a core');
+    emit('sandbox.timeout_kill_overshoot_p50', 'ms', percentileOf(wallOver, 0.5), 'smaller', false, `a call killed at timeoutMs ${TIMEOUT_MS}: answered this long after its deadline (${note})`);
+    emit('sandbox.timeout_kill_overshoot_p99', 'ms', percentileOf(wallOver, 0.99), 'smaller', false, 'goal at most 50');
+    emit('sandbox.after_kill_call_p50', 'µs', percentileOf(afterKill, 0.5), 'smaller', false, 'the same tenant\'s next call after its isolate was killed');
+    emit('sandbox.after_kill_call_p99', 'µs', percentileOf(afterKill, 0.99), 'smaller', false);
     emit('sandbox.after_kill_vs_warm_call', 'x', median(afterKill) / median(warm), 'smaller', false, "the call after a kill / a warm call of the same tenant, same loop: the new isolate's first call, with its realm built ahead");
     // Process mode against in-process: the hop counts against the call after a kill.
     if (Number.isFinite(coldTenantP50Us)) emit('sandbox.after_kill_vs_cold_tenant_call', 'x', median(afterKill) / coldTenantP50Us, 'smaller', false, "the call after a kill (process mode) / a new tenant's first call (in-process, sandbox.cold_tenant_call): a cold start is 1.0; goal well below");

@@ -7,19 +7,14 @@ import { createSandbox } from '@airlock/sandbox';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Metric } from './metrics.js';
+import { percentileOf } from './measure.js';
+import type { Emit } from './metrics.js';
 import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
-
-type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
 
 const TENANTS = 100;
 const CLIENT_LOOPS = 2;
 /** Rounds over every tenant before timing: each has called once, into an isolate of its own. */
 const WARMUP_ROUNDS = 2;
-
-function percentile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-}
 
 /** `warmCallP50Us`: one tenant's warm call in process mode, measured earlier in this run (sandbox.warm_call). */
 export async function benchManyTenants(quick: boolean, emit: Emit, progress: (label: string) => void, warmCallP50Us: number): Promise<void> {
@@ -46,11 +41,10 @@ export async function benchManyTenants(quick: boolean, emit: Emit, progress: (la
       }
     };
     await Promise.all(Array.from({ length: CLIENT_LOOPS }, (_, k) => loop(k)));
-    timesUs.sort((a, b) => a - b);
-    const p50 = percentile(timesUs, 0.5);
+    const p50 = percentileOf(timesUs, 0.5);
     const note = `${TENANTS} tenants, a warm plugin, ${CLIENT_LOOPS} client loops at once, process mode, 2 threads (${timesUs.length} calls)`;
     emit('sandbox.many_tenants_call_p50', 'µs', p50, 'smaller', false, note);
-    emit('sandbox.many_tenants_call_p99', 'µs', percentile(timesUs, 0.99), 'smaller', false);
+    emit('sandbox.many_tenants_call_p99', 'µs', percentileOf(timesUs, 0.99), 'smaller', false);
     if (Number.isFinite(warmCallP50Us)) emit('sandbox.many_tenants_vs_warm_call', 'x', p50 / warmCallP50Us, 'smaller', false, "a call among 100 tenants / one tenant's warm call (sandbox.warm_call): what sharing the workers costs; 1.0 when every call finds its tenant's isolate");
   } finally {
     await sandbox.close();

@@ -106,6 +106,11 @@ function percentile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 }
 
+/** The q-quantile (nearest rank) of samples in any order, read as the rounds read theirs. */
+export function percentileOf(values: readonly number[], q: number): number {
+  return percentile(Float64Array.from(values).sort(), q);
+}
+
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);

@@ -13,6 +13,9 @@ export interface Metric {
   readonly rounds?: readonly number[];
 }
 
+/** How a bench step reports one figure (suite.ts collects them). */
+export type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
+
 /** One entry of a customSmallerIsBetter / customBiggerIsBetter array. */
 export interface BenchmarkEntry {
   readonly name: string;

@@ -10,11 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { median, Rounds, ROUNDS } from './measure.js';
-import type { Metric } from './metrics.js';
+import type { Emit, Metric } from './metrics.js';
 import { startBenchNats } from './nats-server.js';
 import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
-
-type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
 
 const calls = (count: number): ToolCallRequest[] => Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name: 'remote_sum', arguments: SUM_ARGS_JSON }));
 

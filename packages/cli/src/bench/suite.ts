@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { block, median, Rounds, ROUNDS, type Subject } from './measure.js';
-import type { Metric } from './metrics.js';
+import type { Emit, Metric } from './metrics.js';
 import { openPeers, peerSubjects } from './peers.js';
 import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
 import { CAPABILITY_NAME, CAPABILITY_PLUGIN, capabilityArgs, directContext, hostSum, REQUESTS_PER_CALL } from './capability-tool.js';
@@ -24,8 +24,6 @@ export interface SuiteOptions {
 }
 
 const DIRECT = { name: 'trusted.direct_call', label: 'a direct call' };
-
-type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
 
 const calls = (name: string, count: number, args = '{}'): ToolCallRequest[] => Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name, arguments: args }));
 

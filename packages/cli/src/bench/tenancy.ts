@@ -10,10 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { measure, median, ROUNDS } from './measure.js';
-import type { Metric } from './metrics.js';
+import type { Emit } from './metrics.js';
 import spin from './spin-worker.js';
-
-type Emit = (name: string, unit: string, value: number, direction: Metric['direction'], ratio?: boolean, extra?: string, rounds?: readonly number[]) => void;
 
 // The loop is the work: CPU time, not wall-clock waiting, so contention shows in latency.
 const SPIN_PLUGIN = `function spin(n) { let x = 0; for (let i = 0; i < n; i += 1) x = (x * 31 + i) | 0; return x; }
