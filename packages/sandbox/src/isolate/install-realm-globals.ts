@@ -2,7 +2,8 @@
 // crypto...): the bundle built by scripts/build-realm-globals.mjs from src/realm-globals,
 // compiled once per isolate and run in every new realm before the bootstrap, and the
 // random seed each realm gets.
-import ivm from './ivm.js';
+import type ivm from './ivm.js';
+import { ScriptCodeCache } from './script-code-cache.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
@@ -11,17 +12,70 @@ const SEED_GLOBAL = '__airlock_seed';
 /** Our own code, but in the plugin's isolate: bound it all the same (it only defines accessors). */
 const RUN_TIMEOUT_MS = 1000;
 
-let source: string | undefined;
-// V8's code cache for the bundle, made by the first isolate of this thread: the others
-// compile it in a fraction of a millisecond instead of several.
-let cachedData: ivm.ExternalCopy<ArrayBuffer> | undefined;
+/**
+ * The bundle's parts (src/realm-globals/install.ts), each loaded the first time plugin code
+ * reads one of its globals, with what shows a plugin may read them, and a use of each that
+ * runs its common paths: our own code, run only where no plugin code has run.
+ */
+const PARTS: readonly { readonly mentioned: RegExp; readonly exercise: string }[] = [
+  { mentioned: /\bText(?:En|De)coder\b/, exercise: "new TextDecoder().decode(new TextEncoder().encode('a\u00e9'));" },
+  { mentioned: /\bURL(?:SearchParams)?\b/, exercise: "const u = new URL('https://a.example/b/../c?d=1#e'); u.searchParams.append('f', 'g h'); String(u); new URLSearchParams('a=1&b=2').toString();" },
+  { mentioned: /\b(?:atob|btoa)\b/, exercise: "atob(btoa('ab'));" },
+  { mentioned: /\bstructuredClone\b/, exercise: "structuredClone({ a: [1, 'b'], c: new Map([[1, new Date(0)]]) });" },
+  { mentioned: /\bcrypto\b/, exercise: 'crypto.getRandomValues(new Uint8Array(8)); crypto.randomUUID();' },
+];
+/** Some of PARTS, one bit each by index: at most 2^5 code caches per thread. */
+type PartSet = number;
 
-export function compileRealmGlobals(isolate: ivm.Isolate): ivm.Script {
+let source: string | undefined;
+/** Per set of parts a plugin mentions: V8's code cache for the bundle with those parts compiled too (script-code-cache.ts). */
+const codeCaches = new Map<PartSet, ScriptCodeCache>();
+
+/**
+ * The parts `pluginSource` mentions a global of. Only a hint for which code cache its isolates
+ * compile the bundle from: a plugin that reads a global the hint missed still gets it, it
+ * pays for compiling its part then, as every plugin did before.
+ */
+export function partsMentioned(pluginSource: string): PartSet {
+  let parts = 0;
+  PARTS.forEach((part, index) => {
+    if (part.mentioned.test(pluginSource)) parts |= 1 << index;
+  });
+  return parts;
+}
+
+function codeCacheFor(parts: PartSet): ScriptCodeCache {
   source ??= readFileSync(new URL('./realm-globals.js', import.meta.url), 'utf8');
-  const script = isolate.compileScriptSync(source, { filename: 'airlock:realm-globals', ...(cachedData === undefined ? { produceCachedData: true } : { cachedData }) });
-  // isolated-vm sets it on the script when asked to produce it; its typings omit the field (realm.ts reads it the same way).
-  cachedData ??= (script as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
-  return script;
+  let cache = codeCaches.get(parts);
+  if (cache === undefined) {
+    cache = new ScriptCodeCache(source, 'airlock:realm-globals');
+    codeCaches.set(parts, cache);
+  }
+  return cache;
+}
+
+/** The bundle, compiled in `isolate` from this thread's code cache for the parts its plugin mentions. */
+export function compileRealmGlobals(isolate: ivm.Isolate, parts: PartSet): ivm.Script {
+  return codeCacheFor(parts).compile(isolate);
+}
+
+/**
+ * Once per thread and set of parts, in an isolate whose first realm was just built (only our
+ * own scripts have run in it): the code cache made again from it, after the bundle ran there
+ * and, in a context of its own that is then released, each of those parts was used once.
+ */
+export function remakeRealmGlobalsCache(isolate: ivm.Isolate, script: ivm.Script, parts: PartSet): void {
+  codeCacheFor(parts).remakeAfterRun(isolate, () => {
+    const exercises = PARTS.filter((_, index) => (parts & (1 << index)) !== 0).map((part) => part.exercise);
+    if (exercises.length === 0) return;
+    const context = isolate.createContextSync();
+    try {
+      installRealmGlobals(context, script);
+      context.evalSync(exercises.join('\n'), { timeout: RUN_TIMEOUT_MS });
+    } finally {
+      context.release();
+    }
+  });
 }
 
 /**

@@ -3,20 +3,24 @@
 // new one. A realm a task left unhealthy is released, never lent again.
 import type ivm from './ivm.js';
 import type { IsolateSlot } from './isolate-slots.js';
-import { compileRealmGlobals } from './install-realm-globals.js';
+import { compileRealmGlobals, partsMentioned, remakeRealmGlobalsCache } from './install-realm-globals.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
-import { buildRealm, compileBootstrap, releaseRealm, WASM_OBJECTS_PER_REALM, type BootstrapCache, type Realm } from './realm.js';
+import { bootstrapCodeCache, buildRealm, releaseRealm, WASM_OBJECTS_PER_REALM, type BootstrapCaches, type Realm } from './realm.js';
 
 /** A WebAssembly memory, instance or module's weight against its isolate's native units (an Intl object weighs 1; isolate-runner.ts replaces an isolate past 500). */
 const WASM_OBJECT_NATIVE_UNITS = 32;
+/** Plugins whose parts are remembered; a worker sees few. */
+const MAX_PLUGINS_REMEMBERED = 64;
 
 export class RealmSupply {
   /** The host function every realm's bootstrap keeps: the host end of the call registry. */
   readonly #host: ivm.Callback;
   /** V8's code cache for plugin modules, shared by every isolate of this thread. */
   readonly #codeCache = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
-  /** The same for the bootstrap, compiled once in every new isolate. */
-  readonly #bootstrapCache: BootstrapCache = new Map();
+  /** The same for the bootstraps, compiled once in every new isolate (with the realm globals: script-code-cache.ts). */
+  readonly #bootstrapCaches: BootstrapCaches = new Map();
+  /** Per plugin key, the realm globals' parts its source mentions (install-realm-globals.ts). */
+  readonly #parts = new Map<string, number>();
 
   constructor(host: ivm.Callback) {
     this.#host = host;
@@ -44,9 +48,32 @@ export class RealmSupply {
   }
 
   #build(slot: IsolateSlot, plugin: PluginSpec): Realm {
-    slot.bootstrap ??= compileBootstrap(slot.isolate, plugin, this.#bootstrapCache);
-    slot.realmGlobals ??= compileRealmGlobals(slot.isolate);
-    const realm = buildRealm(slot.isolate, slot.bootstrap, slot.realmGlobals, plugin, this.#host, this.#codeCache);
+    if (slot.bootstrap !== undefined && slot.realmGlobals !== undefined) return this.#buildWith(slot, slot.bootstrap, slot.realmGlobals, plugin);
+    // The isolate's first realm. Once it is built, only our own two scripts have run in the
+    // isolate: their code caches are made again from it, with what the run compiled.
+    const bootstrapCache = bootstrapCodeCache(plugin, this.#bootstrapCaches);
+    const parts = this.#partsMentioned(plugin);
+    slot.bootstrap = bootstrapCache.compile(slot.isolate);
+    slot.realmGlobals = compileRealmGlobals(slot.isolate, parts);
+    const realm = this.#buildWith(slot, slot.bootstrap, slot.realmGlobals, plugin);
+    bootstrapCache.remakeAfterRun(slot.isolate);
+    remakeRealmGlobalsCache(slot.isolate, slot.realmGlobals, parts);
+    return realm;
+  }
+
+  /** Which of the realm globals' parts the plugin's source mentions: read once per plugin (its source can be large). */
+  #partsMentioned(plugin: PluginSpec): number {
+    let parts = this.#parts.get(plugin.key);
+    if (parts === undefined) {
+      if (this.#parts.size >= MAX_PLUGINS_REMEMBERED) this.#parts.clear();
+      parts = partsMentioned(plugin.source);
+      this.#parts.set(plugin.key, parts);
+    }
+    return parts;
+  }
+
+  #buildWith(slot: IsolateSlot, bootstrap: ivm.Script, realmGlobals: ivm.Script, plugin: PluginSpec): Realm {
+    const realm = buildRealm(slot.isolate, bootstrap, realmGlobals, plugin, this.#host, this.#codeCache);
     // Counted as if it made every WebAssembly memory it may (a realm's memories outlive it as
     // garbage a small heap seldom collects): the isolate is replaced after a few such realms.
     if (plugin.grants.webAssembly === true) slot.nativeUnits += WASM_OBJECTS_PER_REALM * WASM_OBJECT_NATIVE_UNITS;
