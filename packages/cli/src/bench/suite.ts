@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { block, median, Rounds, ROUNDS, type Subject } from './measure.js';
 import type { Emit, Metric } from './metrics.js';
 import { openPeers, peerSubjects } from './peers.js';
-import { SUM_ARGS_JSON, sumPlugin } from './sum-tool.js';
+import { SUM_ARGS_JSON, sumPlugin, webGlobalsSumPlugin } from './sum-tool.js';
 import { CAPABILITY_NAME, CAPABILITY_PLUGIN, capabilityArgs, directContext, hostSum, REQUESTS_PER_CALL } from './capability-tool.js';
 import { benchTenancy } from './tenancy.js';
 import { benchCodeMode } from './code-mode.js';
@@ -30,11 +30,11 @@ const calls = (name: string, count: number, args = '{}'): ToolCallRequest[] => A
 /** What a bundled plugin carries beside its tools (its dependencies): the large plugin's extra bytes. */
 const LARGE_PLUGIN_BYTES = 256 * 1024;
 
-/** The sum tool as `<name>_sum` in a plugin of that realm, with `paddingBytes` of data in its module. */
-async function pluginDir(realm: 'fresh' | 'warm', name: string = realm, paddingBytes = 0): Promise<string> {
+/** The sum tool as `<name>_sum` in a plugin of that realm, with `paddingBytes` of data in its module (or as `module` makes it). */
+async function pluginDir(realm: 'fresh' | 'warm', name: string = realm, paddingBytes = 0, module = sumPlugin): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
   const padding = paddingBytes > 0 ? `\nexport const bundled = ${JSON.stringify('x'.repeat(paddingBytes))};\n` : '';
-  await writeFile(join(dir, 'index.js'), sumPlugin(name) + padding);
+  await writeFile(join(dir, 'index.js'), module(name) + padding);
   await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: `bench-${name}`, module: './index.js', realm, limits: { cpuMs: 5000, timeoutMs: 10_000 } }));
   return dir;
 }
@@ -119,6 +119,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
   const freshDir = await pluginDir('fresh');
   const warmDir = await pluginDir('warm');
   const largeDir = await pluginDir('warm', 'large', LARGE_PLUGIN_BYTES);
+  const webDir = await pluginDir('fresh', 'web', 0, webGlobalsSumPlugin);
   const capabilityDir = await capabilityPluginDir();
   const opened: Sandbox[] = [];
   const peers = await openPeers();
@@ -129,11 +130,12 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     opened.push(processMode.sandbox);
     const inProcess = await openSandbox([freshDir, warmDir, capabilityDir], { mode: 'in-process', threads: 2, capabilities });
     opened.push(inProcess.sandbox);
-    const cold = await openSandbox([freshDir], { mode: 'in-process', threads: 2 }, false);
+    const cold = await openSandbox([freshDir, webDir], { mode: 'in-process', threads: 2 }, false);
     opened.push(cold.sandbox);
     const warmCall = calls('warm_sum', 1, SUM_ARGS_JSON);
     const largeCall = calls('large_sum', 1, SUM_ARGS_JSON);
     const freshCall = calls('fresh_sum', 1, SUM_ARGS_JSON);
+    const webCall = calls('web_sum', 1, SUM_ARGS_JSON);
     const batch10 = calls('warm_sum', 10, SUM_ARGS_JSON);
     const askNone = calls('cap_sum', 1, capabilityArgs(0));
     const askMany = calls('cap_sum', 1, capabilityArgs(REQUESTS_PER_CALL));
@@ -152,6 +154,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
       { name: 'sandbox.batch10', iterations: count(200), warmup: count(20), body: () => processMode.engine.run(batch10) },
       { name: 'baseline.ivm_new_isolate', iterations: count(100), warmup: count(10), body: peers.ivmNewIsolate },
       { name: 'sandbox.cold_tenant_call', iterations: count(100), warmup: count(10), body: () => cold.engine.run(freshCall, { tenant: `t${(tenant += 1)}` }) },
+      { name: 'sandbox.cold_tenant_call_web_globals', iterations: count(100), warmup: count(10), body: () => cold.engine.run(webCall, { tenant: `t${(tenant += 1)}` }) },
       { name: 'trusted.capability_direct', iterations: count(500), warmup: count(50), callsPerIteration: 100, body: block(100, () => hostSum(sumArgs, directContext)) },
       { name: 'sandbox.capability_none', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(askNone) },
       { name: 'sandbox.capability_many', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(askMany) },
@@ -193,6 +196,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'baseline.ivm_new_isolate', 'raw isolated-vm: new isolate + context + compile + evaluate + call, this thread');
     emitLatency(emit, rounds, 'sandbox.cold_tenant_call', 'first call of a new tenant (in-process): isolate, realm, compile, call');
     emitRatio('sandbox.cold_vs_raw_isolate_ratio', rounds, 'sandbox.cold_tenant_call', 'baseline.ivm_new_isolate', 'smaller', 'cold tenant call / raw new isolate; goal at most 1.0');
+    emitLatency(emit, rounds, 'sandbox.cold_tenant_call_web_globals', "first call of a new tenant (in-process), a plugin whose tool reads URL and TextEncoder");
+    emitRatio('sandbox.cold_web_globals_vs_cold_tenant_call', rounds, 'sandbox.cold_tenant_call_web_globals', 'sandbox.cold_tenant_call', 'smaller', "what loading URL and TextEncoder adds to a new tenant's first call (1.0: nothing)");
     coldTenantP50Us = rounds.latency('sandbox.cold_tenant_call').p50Us;
     warmCallP50Us = rounds.latency('sandbox.warm_call').p50Us;
 

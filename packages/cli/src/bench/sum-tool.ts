@@ -14,5 +14,16 @@ export function sumPlugin(prefix: string): string {
 ] };`;
 }
 
+/**
+ * The same tool in a plugin that also reads two of the realm's Web globals (URL and
+ * TextEncoder), as many real tools do: what loading them costs a new tenant's first call.
+ */
+export function webGlobalsSumPlugin(prefix: string): string {
+  return `export default { tools: [
+  { name: '${prefix}_sum', description: 'Adds two numbers.', parameters: ${SUM_PARAMETERS}, isConcurrencySafe: () => true,
+    execute: ({ a, b }) => ({ sum: a + b, host: new URL('https://example.com/sum').host, bytes: new TextEncoder().encode('sum').length }) },
+] };`;
+}
+
 /** The same tool as a module with no Airlock around it, for raw isolated-vm. */
 export const SUM_MODULE = `export default ${SUM_FUNCTION};`;
