@@ -4,6 +4,7 @@
 // random seed each realm gets.
 import type ivm from './ivm.js';
 import { ScriptCodeCache } from './script-code-cache.js';
+import { withContextLock } from './context-lock.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
@@ -15,7 +16,7 @@ const RUN_TIMEOUT_MS = 1000;
 /**
  * The bundle's parts (src/realm-globals/install.ts), each loaded the first time plugin code
  * reads one of its globals, with what shows a plugin may read them, and a use of each that
- * runs its common paths: our own code, run only where no plugin code has run.
+ * runs its common paths: our own code, run only in an isolate of ours that runs nothing else.
  */
 const PARTS: readonly { readonly mentioned: RegExp; readonly exercise: string }[] = [
   { mentioned: /\bText(?:En|De)coder\b/, exercise: "new TextDecoder().decode(new TextEncoder().encode('a\u00e9'));" },
@@ -28,7 +29,7 @@ const PARTS: readonly { readonly mentioned: RegExp; readonly exercise: string }[
 type PartSet = number;
 
 let source: string | undefined;
-/** Per set of parts a plugin mentions: V8's code cache for the bundle with those parts compiled too (script-code-cache.ts). */
+/** Per set of parts a plugin mentions: V8's code cache for the bundle with those parts compiled too. */
 const codeCaches = new Map<PartSet, ScriptCodeCache>();
 
 /**
@@ -44,7 +45,8 @@ export function partsMentioned(pluginSource: string): PartSet {
   return parts;
 }
 
-function codeCacheFor(parts: PartSet): ScriptCodeCache {
+/** This thread's code cache for the bundle with the parts `parts` compiled too (script-code-cache.ts). */
+export function realmGlobalsCodeCache(parts: PartSet): ScriptCodeCache {
   source ??= readFileSync(new URL('./realm-globals.js', import.meta.url), 'utf8');
   let cache = codeCaches.get(parts);
   if (cache === undefined) {
@@ -54,28 +56,20 @@ function codeCacheFor(parts: PartSet): ScriptCodeCache {
   return cache;
 }
 
-/** The bundle, compiled in `isolate` from this thread's code cache for the parts its plugin mentions. */
-export function compileRealmGlobals(isolate: ivm.Isolate, parts: PartSet): ivm.Script {
-  return codeCacheFor(parts).compile(isolate);
-}
-
 /**
- * Once per thread and set of parts, in an isolate whose first realm was just built (only our
- * own scripts have run in it): the code cache made again from it, after the bundle ran there
- * and, in a context of its own that is then released, each of those parts was used once.
+ * Uses each of `parts` once, in a context of its own that is then released: only in an
+ * isolate of ours that runs nothing else, before its code cache is made again.
  */
-export function remakeRealmGlobalsCache(isolate: ivm.Isolate, script: ivm.Script, parts: PartSet): void {
-  codeCacheFor(parts).remakeAfterRun(isolate, () => {
-    const exercises = PARTS.filter((_, index) => (parts & (1 << index)) !== 0).map((part) => part.exercise);
-    if (exercises.length === 0) return;
-    const context = isolate.createContextSync();
-    try {
-      installRealmGlobals(context, script);
-      context.evalSync(exercises.join('\n'), { timeout: RUN_TIMEOUT_MS });
-    } finally {
-      context.release();
-    }
-  });
+export function exerciseParts(isolate: ivm.Isolate, script: ivm.Script, parts: PartSet): void {
+  const exercises = PARTS.filter((_, index) => (parts & (1 << index)) !== 0).map((part) => part.exercise);
+  if (exercises.length === 0) return;
+  const context = withContextLock(() => isolate.createContextSync());
+  try {
+    installRealmGlobals(context, script);
+    context.evalSync(exercises.join('\n'), { timeout: RUN_TIMEOUT_MS });
+  } finally {
+    context.release();
+  }
 }
 
 /**

@@ -1,14 +1,16 @@
 // Where a task's realm comes from and where it goes after: the tenant's warm realm (lent to
 // one task at a time), the spare built ahead of the next fresh call while nobody waits, or a
 // new one. A realm a task left unhealthy is released, never lent again.
-import type ivm from './ivm.js';
-import type { IsolateSlot } from './isolate-slots.js';
-import { compileRealmGlobals, partsMentioned, remakeRealmGlobalsCache } from './install-realm-globals.js';
+import ivm from './ivm.js';
+import { disposeQuietly, type IsolateSlot } from './isolate-slots.js';
+import { exerciseParts, partsMentioned, realmGlobalsCodeCache } from './install-realm-globals.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
-import { bootstrapCodeCache, buildRealm, releaseRealm, WASM_OBJECTS_PER_REALM, type BootstrapCaches, type Realm } from './realm.js';
+import { bootstrapCodeCache, buildRealm, releaseRealm, runOwnScripts, WASM_OBJECTS_PER_REALM, type BootstrapCaches, type Realm } from './realm.js';
 
 /** A WebAssembly memory, instance or module's weight against its isolate's native units (an Intl object weighs 1; isolate-runner.ts replaces an isolate past 500). */
 const WASM_OBJECT_NATIVE_UNITS = 32;
+/** The memory limit of the isolate the code caches are made in: our scripts only, a few MB. */
+const OWN_ISOLATE_MB = 64;
 /** Plugins whose parts are remembered; a worker sees few. */
 const MAX_PLUGINS_REMEMBERED = 64;
 
@@ -48,17 +50,40 @@ export class RealmSupply {
   }
 
   #build(slot: IsolateSlot, plugin: PluginSpec): Realm {
-    if (slot.bootstrap !== undefined && slot.realmGlobals !== undefined) return this.#buildWith(slot, slot.bootstrap, slot.realmGlobals, plugin);
-    // The isolate's first realm. Once it is built, only our own two scripts have run in the
-    // isolate: their code caches are made again from it, with what the run compiled.
+    slot.bootstrap ??= bootstrapCodeCache(plugin, this.#bootstrapCaches).compile(slot.isolate);
+    slot.realmGlobals ??= realmGlobalsCodeCache(this.#partsMentioned(plugin)).compile(slot.isolate);
+    const realm = buildRealm(slot.isolate, slot.bootstrap, slot.realmGlobals, plugin, this.#host, this.#codeCache);
+    // Counted as if it made every WebAssembly memory it may (a realm's memories outlive it as
+    // garbage a small heap seldom collects): the isolate is replaced after a few such realms.
+    if (plugin.grants.webAssembly === true) slot.nativeUnits += WASM_OBJECTS_PER_REALM * WASM_OBJECT_NATIVE_UNITS;
+    return realm;
+  }
+
+  /**
+   * Once per thread for each bootstrap and set of the realm globals' parts: the code caches this
+   * plugin's isolates compile from, made again (script-code-cache.ts) in an isolate of our own
+   * that runs nothing else, never a tenant's, with its own memory limit. Only while the worker
+   * is idle: it takes about 10 ms, 30 when the plugin's source names the URL part.
+   */
+  remakeCodeCaches(plugin: PluginSpec): void {
     const bootstrapCache = bootstrapCodeCache(plugin, this.#bootstrapCaches);
     const parts = this.#partsMentioned(plugin);
-    slot.bootstrap = bootstrapCache.compile(slot.isolate);
-    slot.realmGlobals = compileRealmGlobals(slot.isolate, parts);
-    const realm = this.#buildWith(slot, slot.bootstrap, slot.realmGlobals, plugin);
-    bootstrapCache.remakeAfterRun(slot.isolate);
-    remakeRealmGlobalsCache(slot.isolate, slot.realmGlobals, parts);
-    return realm;
+    const globalsCache = realmGlobalsCodeCache(parts);
+    if (bootstrapCache.remade && globalsCache.remade) return;
+    let isolate: ivm.Isolate | undefined;
+    try {
+      isolate = new ivm.Isolate({ memoryLimit: OWN_ISOLATE_MB });
+      const bootstrap = bootstrapCache.compile(isolate);
+      const realmGlobals = globalsCache.compile(isolate);
+      runOwnScripts(isolate, bootstrap, realmGlobals);
+      bootstrapCache.remakeAfterRun(isolate);
+      const own = isolate;
+      globalsCache.remakeAfterRun(isolate, () => exerciseParts(own, realmGlobals, parts));
+    } catch {
+      // no isolate to be had, or our scripts failed in it: the caches stay as they are
+    } finally {
+      if (isolate !== undefined) disposeQuietly(isolate);
+    }
   }
 
   /** Which of the realm globals' parts the plugin's source mentions: read once per plugin (its source can be large). */
@@ -70,14 +95,6 @@ export class RealmSupply {
       this.#parts.set(plugin.key, parts);
     }
     return parts;
-  }
-
-  #buildWith(slot: IsolateSlot, bootstrap: ivm.Script, realmGlobals: ivm.Script, plugin: PluginSpec): Realm {
-    const realm = buildRealm(slot.isolate, bootstrap, realmGlobals, plugin, this.#host, this.#codeCache);
-    // Counted as if it made every WebAssembly memory it may (a realm's memories outlive it as
-    // garbage a small heap seldom collects): the isolate is replaced after a few such realms.
-    if (plugin.grants.webAssembly === true) slot.nativeUnits += WASM_OBJECTS_PER_REALM * WASM_OBJECT_NATIVE_UNITS;
-    return realm;
   }
 }
 

@@ -71,6 +71,22 @@ export function bootstrapCodeCache(plugin: PluginSpec, caches: BootstrapCaches):
 }
 
 /**
+ * Runs the realm's helpers and the bootstrap in a context of their own, then releases it, as a
+ * realm's build would (with a host function that does nothing): in an isolate of ours that
+ * runs nothing else, so that V8 compiles what they run (script-code-cache.ts).
+ */
+export function runOwnScripts(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlobals: ivm.Script): void {
+  const context = withContextLock(() => isolate.createContextSync());
+  try {
+    installRealmGlobals(context, realmGlobals);
+    context.global.setSync(HOST_GLOBAL, new ivm.Callback(() => undefined));
+    bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS });
+  } finally {
+    context.release();
+  }
+}
+
+/**
  * Builds a realm with isolated-vm's synchronous API. Only ever called on an idle isolate:
  * no plugin code runs outside a call, so nothing can hold the isolate's lock here.
  */

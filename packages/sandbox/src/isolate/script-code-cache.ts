@@ -9,8 +9,8 @@
 // without compiling them: in the bench a new tenant's first call went from 9.2 to 8.0 ms,
 // and with a tool that reads URL and TextEncoder (install-realm-globals.ts) from 20.6 to 13.2.
 //
-// Only ever in an isolate whose first realm was just built: none of a plugin's code has run
-// in it. A code cache holds code made from the script's text, never any state of the heap.
+// Only ever in an isolate of our own that runs nothing but our scripts (realm-supply.ts,
+// remakeCodeCaches): never a tenant's, whose memory and CPU the work would be charged to.
 import type ivm from './ivm.js';
 
 export class ScriptCodeCache {
@@ -32,10 +32,15 @@ export class ScriptCodeCache {
     return script;
   }
 
+  /** Whether remakeAfterRun has been tried (once is enough: a failure keeps the first cache). */
+  get remade(): boolean {
+    return this.#remade;
+  }
+
   /**
-   * Once: the cache made again in `isolate`, after the script ran in its first realm and before
-   * anything else did (`exercise`, our own code, may run more of it first). If V8 compiles it
-   * anew instead, the cache is no worse than before.
+   * Once: the cache made again in `isolate`, after the script ran there (`exercise`, our own
+   * code, may run more of it first). If V8 compiles it anew instead, the cache is no worse than
+   * before.
    */
   remakeAfterRun(isolate: ivm.Isolate, exercise?: () => void): void {
     if (this.#remade) return;
