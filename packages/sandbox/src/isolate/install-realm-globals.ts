@@ -4,7 +4,6 @@
 // random seed each realm gets.
 import type ivm from './ivm.js';
 import { ScriptCodeCache } from './script-code-cache.js';
-import { withContextLock } from './context-lock.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
@@ -26,7 +25,7 @@ const PARTS: readonly { readonly mentioned: RegExp; readonly exercise: string }[
   { mentioned: /\bcrypto\b/, exercise: 'crypto.getRandomValues(new Uint8Array(8)); crypto.randomUUID();' },
 ];
 /** Some of PARTS, one bit each by index: at most 2^5 code caches per thread. */
-type PartSet = number;
+export type PartSet = number;
 
 let source: string | undefined;
 /** Per set of parts a plugin mentions: V8's code cache for the bundle with those parts compiled too. */
@@ -56,20 +55,9 @@ export function realmGlobalsCodeCache(parts: PartSet): ScriptCodeCache {
   return cache;
 }
 
-/**
- * Uses each of `parts` once, in a context of its own that is then released: only in an
- * isolate of ours that runs nothing else, before its code cache is made again.
- */
-export function exerciseParts(isolate: ivm.Isolate, script: ivm.Script, parts: PartSet): void {
-  const exercises = PARTS.filter((_, index) => (parts & (1 << index)) !== 0).map((part) => part.exercise);
-  if (exercises.length === 0) return;
-  const context = withContextLock(() => isolate.createContextSync());
-  try {
-    installRealmGlobals(context, script);
-    context.evalSync(exercises.join('\n'), { timeout: RUN_TIMEOUT_MS });
-  } finally {
-    context.release();
-  }
+/** Our own code that uses each of `parts` once (code-cache-remake.ts), one text per part. */
+export function exerciseOf(parts: PartSet): string[] {
+  return PARTS.filter((_, index) => (parts & (1 << index)) !== 0).map((part) => part.exercise);
 }
 
 /**

@@ -46,7 +46,8 @@ function killedOnce(watchdog: Watchdog): boolean {
 /** A build-ahead step: run after `afterMs` of idleness, or at the next event-loop turn when 0. */
 interface AheadStep {
   readonly afterMs: number;
-  readonly run: () => void;
+  /** Returns true when it has more to do: it runs again at the next turn. */
+  readonly run: () => boolean | void;
 }
 
 /**
@@ -216,7 +217,7 @@ export class IsolateRunner {
         // waiting for 7 ms of building it never uses.
         ...this.#readyIsolateSteps(plugin, IDLE_BEFORE_READY_MS),
         // Last, once per thread for this plugin's scripts: their code caches made again in an
-        // isolate of our own, so the next new isolates compile less (script-code-cache.ts).
+        // isolate of our own, a step per turn, so the next new isolates compile less.
         { afterMs: 0, run: () => this.#realms.remakeCodeCaches(plugin) },
       ]);
     }
@@ -288,8 +289,8 @@ export class IsolateRunner {
       }
       const run = (): void => {
         if (!this.#nothingQueued()) return;
-        step.run();
-        schedule(index + 1);
+        const again = step.run() === true;
+        schedule(again ? index : index + 1);
       };
       if (step.afterMs > 0) {
         const timer = setTimeout(run, step.afterMs);
@@ -323,6 +324,7 @@ export class IsolateRunner {
   }
 
   dispose(): void {
+    this.#realms.dispose();
     this.#slots.disposeAll();
   }
 }

@@ -1,16 +1,17 @@
 // Where a task's realm comes from and where it goes after: the tenant's warm realm (lent to
 // one task at a time), the spare built ahead of the next fresh call while nobody waits, or a
 // new one. A realm a task left unhealthy is released, never lent again.
-import ivm from './ivm.js';
-import { disposeQuietly, type IsolateSlot } from './isolate-slots.js';
-import { exerciseParts, partsMentioned, realmGlobalsCodeCache } from './install-realm-globals.js';
+import type ivm from './ivm.js';
+import type { IsolateSlot } from './isolate-slots.js';
+import { partsMentioned, realmGlobalsCodeCache } from './install-realm-globals.js';
+import { CodeCacheRemake } from './code-cache-remake.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
-import { bootstrapCodeCache, buildRealm, releaseRealm, runOwnScripts, WASM_OBJECTS_PER_REALM, type BootstrapCaches, type Realm } from './realm.js';
+import { bootstrapCodeCache, buildRealm, releaseRealm, WASM_OBJECTS_PER_REALM, type BootstrapCaches, type Realm } from './realm.js';
 
 /** A WebAssembly memory, instance or module's weight against its isolate's native units (an Intl object weighs 1; isolate-runner.ts replaces an isolate past 500). */
 const WASM_OBJECT_NATIVE_UNITS = 32;
-/** The memory limit of the isolate the code caches are made in: our scripts only, a few MB. */
-const OWN_ISOLATE_MB = 64;
+/** Remakes that may end without remaking their caches (no memory for an isolate...) before this thread stops trying. */
+const MAX_REMAKES_FAILED = 3;
 /** Plugins whose parts are remembered; a worker sees few. */
 const MAX_PLUGINS_REMEMBERED = 64;
 
@@ -23,6 +24,9 @@ export class RealmSupply {
   readonly #bootstrapCaches: BootstrapCaches = new Map();
   /** Per plugin key, the realm globals' parts its source mentions (install-realm-globals.ts). */
   readonly #parts = new Map<string, number>();
+  /** The code caches being made again, between steps. */
+  #remake: CodeCacheRemake | undefined;
+  #remakesFailed = 0;
 
   constructor(host: ivm.Callback) {
     this.#host = host;
@@ -60,30 +64,25 @@ export class RealmSupply {
   }
 
   /**
-   * Once per thread for each bootstrap and set of the realm globals' parts: the code caches this
-   * plugin's isolates compile from, made again (script-code-cache.ts) in an isolate of our own
-   * that runs nothing else, never a tenant's, with its own memory limit. Only while the worker
-   * is idle: it takes about 10 ms, 30 when the plugin's source names the URL part.
+   * One step of making this plugin's code caches again (code-cache-remake.ts), once per thread
+   * for each bootstrap and set of the realm globals' parts; true while steps are left. Only
+   * while the worker is idle. A remake left half done resumes when it is idle again.
    */
-  remakeCodeCaches(plugin: PluginSpec): void {
-    const bootstrapCache = bootstrapCodeCache(plugin, this.#bootstrapCaches);
-    const parts = this.#partsMentioned(plugin);
-    const globalsCache = realmGlobalsCodeCache(parts);
-    if (bootstrapCache.remade && globalsCache.remade) return;
-    let isolate: ivm.Isolate | undefined;
-    try {
-      isolate = new ivm.Isolate({ memoryLimit: OWN_ISOLATE_MB });
-      const bootstrap = bootstrapCache.compile(isolate);
-      const realmGlobals = globalsCache.compile(isolate);
-      runOwnScripts(isolate, bootstrap, realmGlobals);
-      bootstrapCache.remakeAfterRun(isolate);
-      const own = isolate;
-      globalsCache.remakeAfterRun(isolate, () => exerciseParts(own, realmGlobals, parts));
-    } catch {
-      // no isolate to be had, or our scripts failed in it: the caches stay as they are
-    } finally {
-      if (isolate !== undefined) disposeQuietly(isolate);
+  remakeCodeCaches(plugin: PluginSpec): boolean {
+    if (this.#remake === undefined || this.#remake.done) {
+      const bootstrapCache = bootstrapCodeCache(plugin, this.#bootstrapCaches);
+      const parts = this.#partsMentioned(plugin);
+      const globalsCache = realmGlobalsCodeCache(parts);
+      if (this.#remake !== undefined && !this.#remake.succeeded) this.#remakesFailed += 1;
+      this.#remake = undefined;
+      if ((bootstrapCache.remade && globalsCache.remade) || this.#remakesFailed >= MAX_REMAKES_FAILED) return false;
+      this.#remake = new CodeCacheRemake(bootstrapCache, globalsCache, parts);
     }
+    return this.#remake.step();
+  }
+
+  dispose(): void {
+    this.#remake?.dispose();
   }
 
   /** Which of the realm globals' parts the plugin's source mentions: read once per plugin (its source can be large). */

@@ -80,7 +80,8 @@ export function runOwnScripts(isolate: ivm.Isolate, bootstrap: ivm.Script, realm
   try {
     installRealmGlobals(context, realmGlobals);
     context.global.setSync(HOST_GLOBAL, new ivm.Callback(() => undefined));
-    bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS });
+    const entry = bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS, reference: true }) as ivm.Reference;
+    entry.release();
   } finally {
     context.release();
   }

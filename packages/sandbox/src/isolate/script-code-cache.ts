@@ -9,8 +9,8 @@
 // without compiling them: in the bench a new tenant's first call went from 9.2 to 8.4 ms,
 // and with a tool that reads URL and TextEncoder (install-realm-globals.ts) from 20.6 to 13.3.
 //
-// Only ever in an isolate of our own that runs nothing but our scripts (realm-supply.ts,
-// remakeCodeCaches): never a tenant's, whose memory and CPU the work would be charged to.
+// Only ever in an isolate of our own that runs nothing but our scripts (code-cache-remake.ts):
+// never a tenant's, whose memory and CPU the work would be charged to.
 import type ivm from './ivm.js';
 
 export class ScriptCodeCache {
@@ -38,19 +38,17 @@ export class ScriptCodeCache {
   }
 
   /**
-   * Once: the cache made again in `isolate`, after the script ran there (`exercise`, our own
-   * code, may run more of it first). If V8 compiles it anew instead, the cache is no worse than
-   * before.
+   * Once: the cache made again in `isolate`, after the script ran there. If V8 compiles it anew
+   * instead, the cache is no worse than before.
    */
-  remakeAfterRun(isolate: ivm.Isolate, exercise?: () => void): void {
+  remakeAfterRun(isolate: ivm.Isolate): void {
     if (this.#remade) return;
     this.#remade = true;
     try {
-      exercise?.();
       const rich = producedCache(isolate.compileScriptSync(this.#source, { filename: this.#filename, produceCachedData: true }));
       if (rich !== undefined) this.#data = rich;
     } catch {
-      // the isolate went away meanwhile, or the exercise failed: keep the cache there is
+      // the isolate went away meanwhile: keep the cache there is
     }
   }
 }
