@@ -6,8 +6,8 @@
 // So the cache is made once more after the script has run: compiling the same text again in
 // the same isolate finds V8's own compiled script (its compilation cache) with those functions
 // compiled, and the code cache made from it carries them. The next isolates run the script
-// without compiling them: in the bench a new tenant's first call went from 9.2 to 8.4 ms,
-// and with a tool that reads URL and TextEncoder (install-realm-globals.ts) from 20.6 to 13.3.
+// without compiling them: in the bench a new tenant's first call with a tool that reads URL
+// and TextEncoder (install-realm-globals.ts) went from 20.6 to 13.3-14.4 ms.
 //
 // Only ever in an isolate of our own that runs nothing but our scripts (code-cache-remake.ts):
 // never a tenant's, whose memory and CPU the work would be charged to.
