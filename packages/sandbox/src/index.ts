@@ -21,7 +21,7 @@ export { DEFAULT_TENANT } from './plugin/default-tenant.js';
 export type { Capability, CapabilityContext } from './plugin/capability-handler.js';
 export type { PluginToolDescriptor } from './plugin/describe-plugin.js';
 export type { PluginInfo } from './plugin/loaded-plugin.js';
-export { hasSnapshotFlag } from './host/in-process-host.js';
+export { hasSnapshotFlag } from './host/snapshot-flag.js';
 export type { KvOptions, NetworkOptions, StandardCapabilityOptions, WorkspaceOptions } from './capabilities/standard-capabilities.js';
 export type { HostSecret } from './capabilities/secret-binding.js';
 export type { KvNamespace, KvStore } from './capabilities/kv-store.js';

@@ -1,8 +1,10 @@
 // createSandbox: loads third-party plugins and exposes them as core tools, with the
 // manifest's permissions as policy rules and classifiers run inside the isolates.
-import type { AnyTool, PolicyRule, PreSchedule } from '@airlock/core';
+import { onAbort, type AnyTool, type PolicyRule, type PreSchedule } from '@airlock/core';
 import { SandboxError } from './errors/sandbox-error.js';
 import { InProcessHost } from './host/in-process-host.js';
+import { assertSnapshotFlag } from './host/snapshot-flag.js';
+import type { PoolOptions } from './host/sandbox-host.js';
 import type { SandboxHost } from './host/sandbox-host.js';
 import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
 import { crossPluginProblems } from './plugin/cross-plugin-problems.js';
@@ -158,7 +160,7 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
   const quarantine = inProcess || override !== undefined ? undefined : new CrashQuarantine(tenancy.quarantine);
   const memory = options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb };
   const sharded = quarantine === undefined ? undefined : new ShardedHost({ ...pool, ...memory, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, ...(testing.laneIdleMs === undefined ? {} : { laneIdleMs: testing.laneIdleMs }) });
-  const host: SandboxHost = override?.host ?? sharded ?? new InProcessHost(pool);
+  const host: SandboxHost = override?.host ?? sharded ?? inProcessHost(pool);
   const admission = new Admission({
     threads,
     reserveThreads: tenancy.reserveThreads,
@@ -254,6 +256,12 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
 }
 
 /** How many calls (or programs) each process may run: a shard its pool's threads, a probation lane of their own kind one. */
+/** In-process mode: the pool runs in the embedder's own process, which must have been started with --no-node-snapshot. */
+function inProcessHost(pool: PoolOptions): InProcessHost {
+  assertSnapshotFlag();
+  return new InProcessHost({ ...pool, watchAbort: onAbort });
+}
+
 function placementsOf(sharded: ShardedHost, callThreads: number, kind: 'calls' | 'programs'): number[] {
   const { shards, lanes } = sharded.layout;
   const lane = (mine: boolean): number[] => Array.from({ length: lanes }, () => (mine ? 1 : 0));

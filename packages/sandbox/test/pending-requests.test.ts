@@ -3,7 +3,9 @@
 // or tell the far side, and a settled request leaves no listener on its signal behind.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
+import { onAbort } from '@airlock/core';
 import { PendingRequests } from '../src/rpc/pending-requests.js';
+import { watchOwnSignal } from '../src/rpc/watch-abort.js';
 
 /** A channel that records what was sent. */
 function wire(): { sent: number[]; send: (id: number) => boolean } {
@@ -85,7 +87,7 @@ describe('PendingRequests', () => {
   });
 
   it('an abort fails the request at once, and an already aborted signal sends nothing', async () => {
-    const table = new PendingRequests<string>();
+    const table = new PendingRequests<string>({ watchAbort: onAbort });
     const controller = new AbortController();
     const answer = table.request(undefined, wire().send, { signal: controller.signal });
     controller.abort();
@@ -97,7 +99,7 @@ describe('PendingRequests', () => {
   });
 
   it('with onAbort, an abort tells the far side once and the request waits for its answer', async () => {
-    const table = new PendingRequests<string>();
+    const table = new PendingRequests<string>({ watchAbort: onAbort });
     const controller = new AbortController();
     const told = vi.fn();
     const answer = table.request(undefined, wire().send, { signal: controller.signal, onAbort: told });
@@ -110,12 +112,29 @@ describe('PendingRequests', () => {
   });
 
   it('leaves no abort listener behind once requests settle, however they settle', () => {
-    const table = new PendingRequests<string>({ failed: (why) => why });
+    const table = new PendingRequests<string>({ failed: (why) => why, watchAbort: onAbort });
     const controller = new AbortController();
     for (let i = 0; i < 50; i += 1) void table.request(undefined, wire().send, { signal: controller.signal, onAbort: () => undefined });
     expect(abortListeners(controller.signal)).toBe(1); // one fan-out listener, not fifty
     for (let id = 1; id <= 25; id += 1) table.resolve(id, 'done');
     table.failAll('exit');
     expect(abortListeners(controller.signal)).toBe(0);
+  });
+
+  it('a signal of its own is watched and left behind clean, and a cancellable request needs a way to watch it', async () => {
+    const table = new PendingRequests<string>({ watchAbort: watchOwnSignal });
+    const controller = new AbortController();
+    const answer = table.request(undefined, wire().send, { signal: controller.signal });
+    expect(abortListeners(controller.signal)).toBe(1);
+    controller.abort();
+    await expect(answer).rejects.toThrow('cancelled');
+    expect(abortListeners(controller.signal)).toBe(0);
+    const settled = new AbortController();
+    void table.request(undefined, wire().send, { signal: settled.signal });
+    table.resolve(2, 'done');
+    expect(abortListeners(settled.signal)).toBe(0);
+    const { sent, send } = wire();
+    expect(() => new PendingRequests<string>().request(undefined, send, { signal: new AbortController().signal })).toThrow(TypeError);
+    expect(sent).toEqual([]);
   });
 });

@@ -6,13 +6,14 @@ import type { FromChild, ToChild, WireTask } from './child-protocol.js';
 import { CEILING_ENV, THREADS_ENV } from './child-protocol.js';
 import { InProcessHost } from './in-process-host.js';
 import { PendingRequests } from '../rpc/pending-requests.js';
+import { watchOwnSignal } from '../rpc/watch-abort.js';
 import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 
 const threads = Number(process.env[THREADS_ENV]);
 const ceilingMb = Number(process.env[CEILING_ENV]);
 // A zombie (an isolate killed for CPU or time that goes on running) uses CPU no call pays for
 // and may abort this process when it ends: the parent strikes its pair and retires us.
-const host = new InProcessHost({ ...(Number.isInteger(threads) && threads > 0 ? { threads } : {}), onZombie: (pair) => send({ type: 'zombie', ...pair }), onKilledSettled: (pair) => send({ type: 'killed-settled', ...pair }), ownProcess: true, ...(Number.isFinite(ceilingMb) && ceilingMb > 0 ? { memoryCeilingMb: ceilingMb } : {}) });
+const host = new InProcessHost({ ...(Number.isInteger(threads) && threads > 0 ? { threads } : {}), onZombie: (pair) => send({ type: 'zombie', ...pair }), onKilledSettled: (pair) => send({ type: 'killed-settled', ...pair }), ownProcess: true, watchAbort: watchOwnSignal, ...(Number.isFinite(ceilingMb) && ceilingMb > 0 ? { memoryCeilingMb: ceilingMb } : {}) });
 /** Each running task: how to cancel it, and the capability requests it has sent the parent. */
 const running = new Map<number, { readonly controller: AbortController; readonly requests: PendingRequests<string> | undefined }>();
 /** Plugin specs by key, as the parent sent them once. */

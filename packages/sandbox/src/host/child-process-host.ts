@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { NO_USAGE, NOT_DISPATCHED, type CapabilityHandler, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import { BLAME_FILE_ENV, CEILING_ENV, THREADS_ENV, type FromChild, type ToChild, type WireTask } from './child-protocol.js';
+import { onAbort } from '@airlock/core';
 import { PendingRequests } from '../rpc/pending-requests.js';
 import { MessageOutbox, unbatch, type Batch } from './message-outbox.js';
 import type { InFlightPair } from './crash-quarantine.js';
@@ -179,6 +180,7 @@ export class ChildProcessHost implements SandboxHost {
       process: proc,
       tasks: new PendingRequests<SandboxOutcome, InFlight>({
         failed: crash,
+        watchAbort: onAbort,
         onSettled: () => {
           refreshRef(child);
           if (child.tasks.size > 0) return;

@@ -2,12 +2,12 @@
 // --no-node-snapshot on Node 20+, so this refuses to start without it.
 import { availableParallelism } from 'node:os';
 import { Piscina, queueOptionsSymbol } from 'piscina';
-import { SandboxError } from '../errors/sandbox-error.js';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { NO_USAGE, NOT_DISPATCHED, type PluginSpec, type CapabilityHandler, type CapabilityReply, type CapabilityRequest, type PoolTask, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { PoolOptions, SandboxHost } from './sandbox-host.js';
 import { TaskBackstop, type DispatchMark } from './task-backstop.js';
+import type { WatchAbort } from '../rpc/watch-abort.js';
 import { QueueGauge } from './queue-gauge.js';
 import { SharedPluginSources } from './shared-plugin-sources.js';
 import { CONTEXT_LOCK_BYTES } from '../isolate/context-lock.js';
@@ -30,6 +30,8 @@ export interface InProcessHostOptions extends PoolOptions {
    * its workers dispose idle tenant isolates holding memory before it is reached.
    */
   readonly memoryCeilingMb?: number;
+  /** How a caller's cancel is watched: core's onAbort in the embedder's process, a listener of its own per task in ours (rpc/watch-abort.ts). */
+  readonly watchAbort: WatchAbort;
 }
 
 const DISPOSAL_SETTLE_MS = 250;
@@ -49,22 +51,9 @@ interface Routing {
 /** Outcomes that mean an isolate was disposed under a call. */
 const KILLS: ReadonlySet<string> = new Set(['CPU_LIMIT', 'TIMEOUT', 'MEMORY_LIMIT', 'SANDBOX_CRASH', 'ABORTED']);
 
-export function hasSnapshotFlag(): boolean {
-  return process.execArgv.includes('--no-node-snapshot') || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes('--no-node-snapshot');
-}
-
-export function assertSnapshotFlag(): void {
-  if (!hasSnapshotFlag()) {
-    throw new SandboxError(
-      'SNAPSHOT_FLAG_MISSING',
-      'isolated-vm needs Node to run with --no-node-snapshot (Node 20+); start node with that flag, or use the default process mode, which sets it for you',
-    );
-  }
-}
-
 export class InProcessHost implements SandboxHost {
   readonly #pool: Piscina<PoolTask, SandboxOutcome>;
-  readonly #backstop = new TaskBackstop();
+  readonly #backstop: TaskBackstop;
   readonly #queue = new QueueGauge();
   readonly #sources = new SharedPluginSources();
   readonly #affinity = new WorkerAffinity();
@@ -74,8 +63,8 @@ export class InProcessHost implements SandboxHost {
   #lastKillAt = 0;
   #stuckWorkers = 0;
 
-  constructor(options: InProcessHostOptions = {}) {
-    assertSnapshotFlag();
+  constructor(options: InProcessHostOptions) {
+    this.#backstop = new TaskBackstop(options.watchAbort);
     const zombieChannel = options.onZombie === undefined ? undefined : `airlock-zombies-${randomUUID()}`;
     if (options.onZombie !== undefined && zombieChannel !== undefined) {
       const onZombie = options.onZombie;

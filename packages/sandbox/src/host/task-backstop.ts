@@ -6,7 +6,7 @@
 // This is on every sandboxed call's path, so it costs no timer, AbortController or shared
 // buffer per task: workers stamp a start time into a slot of one buffer shared with the
 // pool, and one sweep a pool checks every armed task.
-import { onAbort } from '@airlock/core';
+import type { WatchAbort } from '../rpc/watch-abort.js';
 import { OWN_CLOCK_CANCEL_OFFSET, type SandboxTask } from '../worker/worker-protocol.js';
 import { taskBudget } from '../isolate/task-budgets.js';
 
@@ -96,6 +96,11 @@ export class TaskBackstop {
   readonly #freeSlots: number[] = Array.from({ length: CLOCK_SLOTS }, (_, slot) => CLOCK_SLOTS - 1 - slot);
   readonly #armed = new Set<Armed>();
   #sweep: ReturnType<typeof setInterval> | undefined;
+  readonly #watchAbort: WatchAbort;
+
+  constructor(watchAbort: WatchAbort) {
+    this.#watchAbort = watchAbort;
+  }
 
   arm(task: SandboxTask, caller: AbortSignal | undefined): ArmedTask {
     const signal = new TaskSignal();
@@ -130,7 +135,7 @@ export class TaskBackstop {
       if (!dispatch.dispatched) signal.abort(caller?.reason);
     };
     if (caller?.aborted === true) cancel();
-    const unwatch = caller === undefined || caller.aborted ? undefined : onAbort(caller, cancel);
+    const unwatch = caller === undefined || caller.aborted ? undefined : this.#watchAbort(caller, cancel);
     return {
       signal,
       clock,

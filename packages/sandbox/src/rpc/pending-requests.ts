@@ -1,7 +1,7 @@
 // The requests one side sent and still owes an answer to, keyed by id: the one request/reply
 // table of every channel in the sandbox (host to child process, child to host, worker to host).
 // Each request settles exactly once; whatever ends the channel fails all that are left.
-import { onAbort } from '@airlock/core';
+import type { WatchAbort } from './watch-abort.js';
 
 export interface PendingRequestsOptions<T, C> {
   /**
@@ -11,6 +11,8 @@ export interface PendingRequestsOptions<T, C> {
   readonly failed?: (reason: string) => T;
   /** Runs once per request as it settles, before its caller sees the answer. */
   readonly onSettled?: (context: C) => void;
+  /** How requests' signals are watched (rpc/watch-abort.ts); needed only by a channel whose requests can be cancelled. */
+  readonly watchAbort?: WatchAbort;
 }
 
 export interface AbortOptions {
@@ -50,20 +52,22 @@ export class PendingRequests<T, C = undefined> {
    * stays with the request until it settles.
    */
   request(context: C, send: (id: number) => boolean, abort?: AbortOptions): Promise<T> {
+    const { watchAbort } = this.#options;
+    if (abort !== undefined && watchAbort === undefined) throw new TypeError('PendingRequests: a cancellable request needs options.watchAbort');
     if (this.#closed !== undefined) return this.#failedPromise(this.#closed);
     const id = this.#nextId;
     this.#nextId += 1;
     const answer = new Promise<T>((resolve, reject) => {
       this.#pending.set(id, { context, resolve, reject, unwatch: undefined });
     });
-    if (abort !== undefined) {
+    if (abort !== undefined && watchAbort !== undefined) {
       const entry = this.#pending.get(id) as Entry<T, C>;
       if (abort.signal.aborted) {
         this.fail(id, 'cancelled');
         return answer;
       }
       const { onAbort: tell } = abort;
-      entry.unwatch = onAbort(abort.signal, tell === undefined ? () => this.fail(id, 'cancelled') : () => {
+      entry.unwatch = watchAbort(abort.signal, tell === undefined ? () => this.fail(id, 'cancelled') : () => {
         entry.unwatch = undefined; // fired: nothing left to unregister
         tell(id);
       });
