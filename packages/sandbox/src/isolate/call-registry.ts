@@ -23,6 +23,8 @@ export class CallRegistry {
     else if (kind === 'capability' && typeof a === 'number' && typeof b === 'string' && typeof c === 'string') call.request(a, b, c);
     else if (kind === 'log' && typeof a === 'string' && typeof b === 'string') call.log(a, b);
     else if (kind === 'native' && typeof a === 'number') call.countNativeUnits(a);
+    else if (kind === 'logs-dropped' && typeof a === 'number') call.countDroppedLogs(a);
+    else if (kind === 'requests-refused' && typeof a === 'number') call.countRefusedRequests(a);
   }
 
   open(options: Omit<LiveCallOptions, 'token'>): LiveCall {

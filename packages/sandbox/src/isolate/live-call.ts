@@ -149,6 +149,16 @@ export class LiveCall {
     this.#logs.push({ level: level as LogLine['level'], message });
   }
 
+  /** Console lines the realm counted past the bounds and never sent (realm-bootstrap.ts). */
+  countDroppedLogs(count: number): void {
+    if (Number.isSafeInteger(count) && count > 0) this.#logsDropped += count;
+  }
+
+  /** Capability requests the realm refused before their copy (past the bounds above): each counts as a request. */
+  countRefusedRequests(count: number): void {
+    if (Number.isSafeInteger(count) && count > 0) this.#requests += count;
+  }
+
   /** The console lines kept, and how many were dropped past the bounds. */
   logs(): { readonly lines: readonly LogLine[]; readonly dropped: number } {
     return { lines: this.#logs, dropped: this.#logsDropped };

@@ -31,7 +31,19 @@ interface Waiter {
 
 type Descriptor = Record<string, unknown>;
 
-export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmObjectsPerRealm: number, strictResults: boolean): RealmEntry {
+/**
+ * What one call may send the host, as live-call.ts bounds it there: lines of console and their
+ * UTF-16 units; capability requests in all, at once, and the units those in flight carry.
+ */
+export interface CallBounds {
+  readonly logLines: number;
+  readonly logUnits: number;
+  readonly requests: number;
+  readonly inFlight: number;
+  readonly unitsInFlight: number;
+}
+
+export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmObjectsPerRealm: number, strictResults: boolean, callBoundsJson: string): RealmEntry {
   'use strict';
   const g = globalThis as unknown as Record<string, unknown>;
   const apply = Reflect.apply;
@@ -69,6 +81,11 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   const toHost = (args: (string | number | boolean)[]): void => {
     apply(host, undefined, args);
   };
+  // Every message is copied and queued on the worker's thread before the host reads it, and
+  // the host's bounds apply only then: a call is held to them here, before the copy. A plugin
+  // that logged in a loop once queued gigabytes outside its heap and kept the thread that
+  // enforces its limits busy (its CPU_LIMIT became a late TIMEOUT).
+  const bounds = parse(callBoundsJson) as CallBounds;
 
   // Sources of plugin code that would run with no call around it.
   delete g.FinalizationRegistry;
@@ -245,13 +262,55 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       return '[unserializable]';
     }
   }
+  /**
+   * What the realm held back from the host for the call running now, only counted: console
+   * lines past the bounds, and capability requests refused before their copy (the host counts
+   * every request a call made). Each count is told as it reaches 1, 2, 4, 8... and the rest with
+   * the outcome: a call killed in a loop is still known to have held back about as many as it did.
+   */
+  let heldToken: string | undefined;
+  const held = { 'logs-dropped': 0, 'requests-refused': 0 };
+  const heldTold = { 'logs-dropped': 0, 'requests-refused': 0 };
+  type Held = keyof typeof held;
+  function holdBack(token: string, kind: Held): void {
+    if (token !== heldToken) {
+      heldToken = token;
+      held['logs-dropped'] = 0;
+      held['requests-refused'] = 0;
+      heldTold['logs-dropped'] = 0;
+      heldTold['requests-refused'] = 0;
+    }
+    const count = held[kind] + 1;
+    held[kind] = count;
+    if ((count & (count - 1)) === 0) tellHeld(token, kind);
+  }
+  function tellHeld(token: string, kind: Held): void {
+    if (token !== heldToken || held[kind] === heldTold[kind]) return;
+    toHost([kind, token, held[kind] - heldTold[kind]]);
+    heldTold[kind] = held[kind];
+  }
+
+  /** The console of the call running now: lines and units sent. */
+  let logToken: string | undefined;
+  let logLines = 0;
+  let logUnits = 0;
   function logger(level: string): (...args: unknown[]) => void {
     return function (...args: unknown[]): void {
       const token = runningToken;
       if (token === undefined) return;
+      if (token !== logToken) {
+        logToken = token;
+        logLines = 0;
+        logUnits = 0;
+      }
+      if (logLines >= bounds.logLines || logUnits >= bounds.logUnits) return holdBack(token, 'logs-dropped');
       let line = '';
       for (let i = 0; i < args.length && line.length <= MAX_MESSAGE; i += 1) line += (i === 0 ? '' : ' ') + formatLogArgument(args[i]);
-      toHost(['log', token, level, bounded(line)]);
+      const text = bounded(line);
+      if (logUnits + text.length > bounds.logUnits) return holdBack(token, 'logs-dropped');
+      logLines += 1;
+      logUnits += text.length;
+      toHost(['log', token, level, text]);
     };
   }
   const consoleObject = createNull(null);
@@ -426,6 +485,11 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   /** One plain function per granted name; each request carries the token of the call that made this object. */
   function capabilitiesFor(token: string): Readonly<Record<string, (argument?: unknown) => Promise<unknown>>> {
     const capabilities = createNull(null) as Record<string, (argument?: unknown) => Promise<unknown>>;
+    // This call's requests: made in all (refused ones too, as the host counts them), and those
+    // waiting for an answer with the units they carry. Past a bound, refused before the copy.
+    let made = 0;
+    let inFlight = 0;
+    let unitsInFlight = 0;
     for (let i = 0; i < capabilityNames.length; i += 1) {
       const name = capabilityNames[i] as string;
       capabilities[name] = function (argument?: unknown): Promise<unknown> {
@@ -435,6 +499,11 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           // aborted the whole process over it.
           // Read by index, never destructured: `const [a, b] = ...` runs the array iterator the
           // plugin can replace on Array.prototype, which would hand back any string it likes.
+          made += 1;
+          if (made > bounds.requests || inFlight >= bounds.inFlight) {
+            holdBack(token, 'requests-refused');
+            return reject(capabilityError(name, 'TOO_MANY_REQUESTS'));
+          }
           const encoded = encodeResult(argument, maxCapabilityBytes, false);
           const kind = encoded[0];
           const text = encoded[1];
@@ -442,13 +511,35 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           if (kind !== 'ok') return reject(new TypeErrorIntrinsic('capability ' + name + ' takes a JSON value'));
           // The last word before the copy, on the string itself (a primitive: nothing to hook).
           if (typeof text !== 'string' || text.length > maxCapabilityBytes) return reject(capabilityError(name, 'TOO_LARGE'));
+          if (unitsInFlight + text.length > bounds.unitsInFlight) {
+            holdBack(token, 'requests-refused');
+            return reject(capabilityError(name, 'TOO_MANY_REQUESTS'));
+          }
           const id = nextRequest;
           nextRequest += 1;
-          waiting[id] = { resolve, reject, name };
+          const units = text.length;
+          inFlight += 1;
+          unitsInFlight += units;
+          const settled = (): void => {
+            inFlight -= 1;
+            unitsInFlight -= units;
+          };
+          waiting[id] = {
+            resolve: (value) => {
+              settled();
+              resolve(value);
+            },
+            reject: (error) => {
+              settled();
+              reject(error);
+            },
+            name,
+          };
           try {
             toHost(['capability', token, id, name, text]);
           } catch {
             delete waiting[id];
+            settled();
             reject(capabilityError(name, 'UNAVAILABLE'));
           }
         });
@@ -550,18 +641,19 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // rejected that task instead (it does when the plugin left a promise rejected and unhandled).
   let kept: { token: string; text: string } | undefined;
 
-  /** Tells the host how many native units were made since it last heard, with the call's outcome. */
-  function tellNativeUnits(token: string): void {
-    if (nativeUnitsUntold === 0) return;
-    toHost(['native', token, nativeUnitsUntold]);
+  /** Tells the host, with the call's outcome, how many native units were made since it last heard, and what the realm held back. */
+  function tellCounts(token: string): void {
+    if (nativeUnitsUntold !== 0) toHost(['native', token, nativeUnitsUntold]);
     nativeUnitsUntold = 0;
+    tellHeld(token, 'logs-dropped');
+    tellHeld(token, 'requests-refused');
   }
 
   /** An outcome as the task's own answer: the host then needs no second message. */
   function answer(outcome: [string, string]): string {
     const token = runningToken as string;
     runningToken = undefined;
-    tellNativeUnits(token);
+    tellCounts(token);
     const text = outcome[0] + '\u0000' + outcome[1];
     kept = { token, text };
     return text;
@@ -606,7 +698,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       outcome = ['TOOL_ERROR', describeThrown(error)];
     }
     runningToken = undefined;
-    tellNativeUnits(token);
+    tellCounts(token);
     toHost(['report', token, outcome[0], outcome[1]]);
   }
 

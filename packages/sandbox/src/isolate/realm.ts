@@ -8,10 +8,10 @@
 // evaluation instead of waiting for it: one trip between threads less per fresh realm.
 import ivm from './ivm.js';
 import { ScriptCodeCache } from './script-code-cache.js';
-import { realmBootstrap } from './realm-bootstrap.js';
+import { realmBootstrap, type CallBounds } from './realm-bootstrap.js';
 import { installRealmGlobals } from './install-realm-globals.js';
 import { withContextLock } from './context-lock.js';
-import { MAX_CAPABILITY_BYTES } from './live-call.js';
+import { MAX_CAPABILITY_BYTES, MAX_CAPABILITY_BYTES_IN_FLIGHT, MAX_CAPABILITY_IN_FLIGHT, MAX_CAPABILITY_REQUESTS, MAX_LOG_BYTES, MAX_LOG_LINES } from './live-call.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import { CODE_MODE_PLUGIN } from '../code-mode/code-mode-plugin.js';
 import type { Watchdog } from './watchdog.js';
@@ -32,6 +32,14 @@ const BOOTSTRAP_TIMEOUT_MS = 1000;
 
 /** WebAssembly memories and instances one realm may make (each reserves about 10 GiB of address space), and modules it may compile (each keeps its bytes and code off the heap). */
 export const WASM_OBJECTS_PER_REALM = 4;
+/** The host's per-call bounds, held in the realm before anything is copied out (realm-bootstrap.ts); units bound bytes from below. */
+const CALL_BOUNDS_JSON = JSON.stringify({
+  logLines: MAX_LOG_LINES,
+  logUnits: MAX_LOG_BYTES,
+  requests: MAX_CAPABILITY_REQUESTS,
+  inFlight: MAX_CAPABILITY_IN_FLIGHT,
+  unitsInFlight: MAX_CAPABILITY_BYTES_IN_FLIGHT,
+} satisfies CallBounds);
 
 /** The plugin module did not compile, link or evaluate: the plugin's fault, not a crash. */
 export class PluginLoadFailure extends Error {}
@@ -58,7 +66,7 @@ export function bootstrapCodeCache(plugin: PluginSpec, caches: BootstrapCaches):
   // A plugin's result must be JSON as it stands; a Code Mode program's is written as JSON.stringify
   // would (undefined keys dropped), as the model that wrote it expects.
   const strictResults = plugin.name !== CODE_MODE_PLUGIN;
-  const args = [HOST_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), MAX_CAPABILITY_BYTES, plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true, WASM_OBJECTS_PER_REALM, strictResults];
+  const args = [HOST_GLOBAL, LINK_GLOBAL, JSON.stringify(plugin.capabilities), MAX_CAPABILITY_BYTES, plugin.grants.webAssembly === true, plugin.grants.sharedArrayBuffer === true, WASM_OBJECTS_PER_REALM, strictResults, CALL_BOUNDS_JSON];
   const source = `(${realmBootstrap.toString()})(${args.map((arg) => JSON.stringify(arg)).join(', ')})`;
   let cache = caches.get(source);
   if (cache === undefined) {
