@@ -239,6 +239,11 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await server.answer(5)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^[^\n]*tools\/call: params\.arguments must be an object$/) } });
     server.send(JSON.stringify({ jsonrpc: '2.0', id: '5b', method: 'tools/call', params: { arguments: {} } }));
     expect(await server.answer('5b')).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^[^\n]*tools\/call: params\.name must be a string$/) } });
+    // JSON-RPC lets a request leave params out: still invalid params for these two, in one line, not an internal error.
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: '5c', method: 'tools/call' }));
+    expect(await server.answer('5c')).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^[^\n]*tools\/call: params must be an object$/) } });
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: '5d', method: 'logging/setLevel' }));
+    expect(await server.answer('5d')).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/^[^\n]*logging\/setLevel: params\.level must be one of debug/) } });
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
     expect(await server.answer(6)).toHaveProperty('result.content');
     expect(await server.end()).toBe(0);

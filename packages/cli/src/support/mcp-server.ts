@@ -17,9 +17,9 @@ import type { RoundedRequests } from './rounded-requests.js';
 import { z } from 'zod';
 
 /** tools/call, its params checked here (see createMcpSession). */
-const CALL_TOOL_METHOD = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+const CALL_TOOL_METHOD = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
 /** logging/setLevel, its params checked here: the protocol's own check answered a bad level -32603 with a raw zod dump. */
-const SET_LEVEL_METHOD = z.object({ method: z.literal('logging/setLevel'), params: z.unknown() });
+const SET_LEVEL_METHOD = z.object({ method: z.literal('logging/setLevel'), params: z.unknown().optional() });
 
 /** The tools/call requests sessions are answering: serving over stdio waits for them once input ends. */
 export class CallsInFlight {

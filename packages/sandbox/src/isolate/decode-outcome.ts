@@ -38,7 +38,14 @@ export function decodeEnvelope(text: unknown, usage: Usage): SandboxOutcome {
   }
   if (typeof parsed !== 'object' || parsed === null) return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned an unexpected shape', usage };
   const record = parsed as Record<string, unknown>;
-  if (record.ok === true && Object.hasOwn(record, 'value')) return { ok: true, json: JSON.stringify(record.value), usage };
+  if (record.ok === true && Object.hasOwn(record, 'value')) {
+    try {
+      return { ok: true, json: JSON.stringify(record.value), usage };
+    } catch {
+      // Only a tool list can nest so deep: a schema nested past what this thread's stack takes.
+      return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the tool list is nested too deeply to read: a schema may nest 256 levels', usage };
+    }
+  }
   if (record.ok === false && typeof record.code === 'string' && typeof record.message === 'string') return decodeReport(record.code, record.message, 0, usage);
   return { ok: false, code: 'INVALID_TOOL_OUTPUT', message: 'the sandbox returned an unexpected shape', usage };
 }

@@ -465,6 +465,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       if (error === notJson) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON: ' + notJsonReason];
       // The serializer's own refusals (cycles, BigInt) mean "not JSON"; anything else was thrown by the plugin's toJSON or getters.
       if (error instanceof TypeErrorIntrinsic) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON (' + describeThrown(error) + ')'];
+      // Nested past what V8's stack takes (about 10,000 levels): a value no JSON reader takes either.
+      if (error instanceof RangeErrorIntrinsic && describeThrown(error) === 'Maximum call stack size exceeded') return ['INVALID_TOOL_OUTPUT', 'the result is not JSON: it is nested too deeply to serialize'];
       return ['TOOL_ERROR', 'serializing the result threw: ' + describeThrown(error)];
     }
     if (typeof text !== 'string') return ['INVALID_TOOL_OUTPUT', 'the result is not JSON'];

@@ -109,7 +109,15 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
 
 /** What a tool's model-facing text costs, when it is more than a provider takes or than a request should carry. */
 function weightWarning(description: unknown, parameters: unknown): string | undefined {
-  const bytes = Buffer.byteLength(JSON.stringify({ description, parameters }) ?? '');
+  let text: string | undefined;
+  try {
+    text = JSON.stringify({ description, parameters });
+  } catch {
+    // Nested past what the host's stack takes (thousands of levels): the schema's own check
+    // reports that (defineTool: "nesting deeper than 256"), and there is no weight to tell.
+    return undefined;
+  }
+  const bytes = Buffer.byteLength(text ?? '');
   if (bytes > HEAVY_SCHEMA_BYTES) return `its description and parameters are ${Math.round(bytes / 1024)} KiB of JSON, sent with every model request that offers the tool`;
   if (typeof description === 'string' && description.length > PROVIDER_DESCRIPTION_CHARS) {
     return `its description is ${description.length} characters: OpenAI refuses tool descriptions over ${PROVIDER_DESCRIPTION_CHARS} on some models`;
