@@ -273,6 +273,9 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   const heldTold = { 'logs-dropped': 0, 'requests-refused': 0 };
   type Held = keyof typeof held;
   function holdBack(token: string, kind: Held): void {
+    // Only the running call's: the host drops a message for any other token, and counts kept
+    // for two calls in turn would restart, and be told, at every step.
+    if (token !== runningToken) return;
     if (token !== heldToken) {
       heldToken = token;
       held['logs-dropped'] = 0;
