@@ -29,6 +29,12 @@ describe('reading a plugin folder\'s manifest', () => {
     expect(problems).toEqual([`${join(plugin, MANIFEST_FILE)}: resolves outside the plugin folder`]);
   });
 
+  it('refuses a key given twice, whose first value a reader sees and whose last is in force', async () => {
+    await writeFile(join(plugin, MANIFEST_FILE), JSON.stringify({ name: 'twice', module: './index.js' }).replace('}', ',"permissions":{"default":"deny","default":"allow"}}'));
+    const { problems } = await readPluginFolder(plugin);
+    expect(problems).toEqual([`${join(plugin, MANIFEST_FILE)}: permissions.default is given twice; JSON keeps only the last, so the file reads otherwise than it runs: keep one`]);
+  });
+
   it('reports a manifest that is not JSON by position, never quoting its text', async () => {
     await writeFile(join(plugin, MANIFEST_FILE), `{"name": ${SECRET}}`);
     const { problems } = await readPluginFolder(plugin);

@@ -6,6 +6,7 @@ import { open, readFile, realpath, stat, type FileHandle } from 'node:fs/promise
 import { join, relative, sep } from 'node:path';
 import { DEFAULT_PLUGIN_LIMITS, HOST_LIMIT_CAPS, type PluginLimits } from '../manifest/host-limits.js';
 import { describeIssue, manifestSchema, type PluginManifest } from '../manifest/manifest-schema.js';
+import { repeatedKeys } from '../manifest/repeated-keys.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import { expandGrants } from '../capabilities/standard-capabilities.js';
 import { uncoveredSecretOrigins } from '../capabilities/secret-origins.js';
@@ -41,6 +42,7 @@ export async function readPluginFolder(dir: string, caps: PluginLimits = HOST_LI
     problems.push(`${manifestPath}: not valid JSON${where === undefined ? '' : ` (${where})`}`);
     return done();
   }
+  for (const path of repeatedKeys(text)) problems.push(`${manifestPath}: ${path} is given twice; JSON keeps only the last, so the file reads otherwise than it runs: keep one`);
   const parsed = manifestSchema(caps).safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${manifestPath}: ${describeIssue(issue)}`);
