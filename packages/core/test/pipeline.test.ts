@@ -380,6 +380,14 @@ describe('execute stage', () => {
     expect(failure(result).error.message).toBe('t: and/or HTTP/1.1 at 3/4 of 10 km/h');
   });
 
+  it('a message of a million newlines (a model\'s argument echoed in an error) is cleaned as soon as any other', async () => {
+    // Stripping frames with a pattern whose leading whitespace ran across lines took quadratic
+    // time: minutes of the host's thread for this one, long past the test's timeout.
+    const t = tool('t', { execute: () => { throw new Error(`bad name: ${'\n'.repeat(1_000_000)}x\n    at f (/srv/app/x.js:1:2)`); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe('t: bad name:');
+  });
+
   it('a line of the message that starts with "at" but is no stack frame is kept', async () => {
     const t = tool('t', { execute: () => { throw new Error('disk full\nat /var/lib/x no space is left'); } });
     const [result] = await engine([t]).run([call('t')]);

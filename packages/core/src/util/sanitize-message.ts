@@ -2,7 +2,11 @@
 const MAX_MESSAGE_CHARS = 2000;
 // A frame as V8 writes it: "at fn (file:1:2)", "at file:1:2", "at fn (native)", "at <anonymous>",
 // "at async Promise.all (index 0)".
-const STACK_FRAME = /^\s*at .*(?::\d+:\d+\)?|\(native\)|\(index \d+\)|<anonymous>\)?)\s*$/gm;
+// Indented with spaces or tabs only: a `\s*` there ran across lines, and a message of many
+// newlines (a model's argument echoed in a tool's error) took quadratic time.
+const STACK_FRAME = /^[ \t]*at .*(?::\d+:\d+\)?|\(native\)|\(index \d+\)|<anonymous>\)?)[ \t]*$/gm;
+/** What is read of a message: its start, several times what is kept (frames and paths it loses are shorter than that). */
+const READ_FACTOR = 8;
 const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
 // A path segment: anything a file name holds but a slash, whitespace, quotes and angle
 // brackets; an apostrophe only inside a word (O'Brien); spaces (one or more, tabs, no-break)
@@ -17,6 +21,7 @@ const WINDOWS_PATH = /(?:\b[A-Za-z]:|\\\\[^\\\s'"`]+)\\(?:[^\\\s'"`]+(?:[ \t\u00
 
 export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, ifEmpty = 'the tool failed without a message'): string {
   const cleaned = message
+    .slice(0, READ_FACTOR * maxChars)
     .replace(STACK_FRAME, '')
     .replace(FILE_URL, '<path>')
     .replace(POSIX_PATH, '<path>')

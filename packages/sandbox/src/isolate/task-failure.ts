@@ -56,7 +56,7 @@ export function heapOvershoot(heapBytes: number, memoryMb: number): string | und
 
 /** Compile and load errors (a SyntaxError, a bad import) are the plugin's own; host stacks are not. */
 export function loadFailure(error: PluginLoadFailure, usage: Usage): SandboxOutcome {
-  return { ok: false, code: 'TOOL_ERROR', message: `the plugin module failed to load: ${error.message.replace(/\s+at .*$/gms, '').slice(0, 500)}`, usage };
+  return { ok: false, code: 'TOOL_ERROR', message: `the plugin module failed to load: ${withoutStack(error.message, 500)}`, usage };
 }
 
 /** A task the watchdog killed, or whose sandbox failed under it: the code the host decided. */
@@ -82,7 +82,18 @@ function describeLimit(code: SandboxFailureCode): string {
 }
 
 function hostMessage(error: unknown): string {
-  return error instanceof Error ? error.message.replace(/\s+at .*$/gms, '').slice(0, 200) : 'unknown failure';
+  return error instanceof Error ? withoutStack(error.message, 200) : 'unknown failure';
+}
+
+/**
+ * A message up to the stack frames V8 appends (" at ..."), in at most `max` characters. Linear
+ * whatever the message holds: a plugin's module threw a million spaces, and stripping the frames
+ * with /\s+at .*$/ backtracked for seconds on the worker's thread (an outside attacker's find).
+ */
+export function withoutStack(message: string, max: number): string {
+  const head = message.slice(0, 2 * max);
+  const frames = head.search(/\sat /);
+  return (frames === -1 ? head : head.slice(0, frames)).trimEnd().slice(0, max);
 }
 
 function round(ms: number): number {
