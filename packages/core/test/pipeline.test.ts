@@ -385,7 +385,14 @@ describe('execute stage', () => {
     // time: minutes of the host's thread for this one, long past the test's timeout.
     const t = tool('t', { execute: () => { throw new Error(`bad name: ${'\n'.repeat(1_000_000)}x\n    at f (/srv/app/x.js:1:2)`); } });
     const [result] = await engine([t]).run([call('t')]);
-    expect(failure(result).error.message).toBe('t: bad name:');
+    expect(failure(result).error.message).toBe('t: bad name:… (truncated)');
+  });
+
+  it('a message of many frames loses them all, and keeps what follows them', async () => {
+    const frames = '\n    at f (/srv/app/x.js:1:2)'.repeat(600);
+    const t = tool('t', { execute: () => { throw new Error(`head${frames}\nIMPORTANT TAIL /home/alice/secret.txt`); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe('t: head\nIMPORTANT TAIL <path>');
   });
 
   it('a line of the message that starts with "at" but is no stack frame is kept', async () => {

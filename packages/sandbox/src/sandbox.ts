@@ -4,8 +4,7 @@ import { onAbort, type AnyTool, type PolicyRule, type PreSchedule } from '@airlo
 import { SandboxError } from './errors/sandbox-error.js';
 import { InProcessHost } from './host/in-process-host.js';
 import { assertSnapshotFlag } from './host/snapshot-flag.js';
-import type { PoolOptions } from './host/sandbox-host.js';
-import type { SandboxHost } from './host/sandbox-host.js';
+import type { PoolOptions, SandboxHost } from './host/sandbox-host.js';
 import { HOST_LIMIT_CAPS, type PluginLimits } from './manifest/host-limits.js';
 import { crossPluginProblems } from './plugin/cross-plugin-problems.js';
 import { describePlugin } from './plugin/describe-plugin.js';
@@ -255,13 +254,13 @@ export function openSandbox(options: SandboxOptions, testing: TestingHooks, over
   return sandbox;
 }
 
-/** How many calls (or programs) each process may run: a shard its pool's threads, a probation lane of their own kind one. */
 /** In-process mode: the pool runs in the embedder's own process, which must have been started with --no-node-snapshot. */
 function inProcessHost(pool: PoolOptions): InProcessHost {
   assertSnapshotFlag();
   return new InProcessHost({ ...pool, watchAbort: onAbort });
 }
 
+/** How many calls (or programs) each process may run: a shard its pool's threads, a probation lane of their own kind one. */
 function placementsOf(sharded: ShardedHost, callThreads: number, kind: 'calls' | 'programs'): number[] {
   const { shards, lanes } = sharded.layout;
   const lane = (mine: boolean): number[] => Array.from({ length: lanes }, () => (mine ? 1 : 0));

@@ -5,7 +5,7 @@ const MAX_MESSAGE_CHARS = 2000;
 // Indented with spaces or tabs only: a `\s*` there ran across lines, and a message of many
 // newlines (a model's argument echoed in a tool's error) took quadratic time.
 const STACK_FRAME = /^[ \t]*at .*(?::\d+:\d+\)?|\(native\)|\(index \d+\)|<anonymous>\)?)[ \t]*$/gm;
-/** What is read of a message: its start, several times what is kept (frames and paths it loses are shorter than that). */
+/** What the path patterns read of a message, its frames gone: its start, several times what is kept. */
 const READ_FACTOR = 8;
 const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
 // A path segment: anything a file name holds but a slash, whitespace, quotes and angle
@@ -20,16 +20,17 @@ const POSIX_PATH = new RegExp(String.raw`(?<![\p{L}\p{N}_.~])(?:~|\.{1,2})?\/(?:
 const WINDOWS_PATH = /(?:\b[A-Za-z]:|\\\\[^\\\s'"`]+)\\(?:[^\\\s'"`]+(?:[ \t\u00a0]+[^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
 
 export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, ifEmpty = 'the tool failed without a message'): string {
-  const cleaned = message
-    .slice(0, READ_FACTOR * maxChars)
-    .replace(STACK_FRAME, '')
+  // Frames first, over the whole message (linear), so that a cut never leaves half a frame.
+  const withoutFrames = message.replace(STACK_FRAME, '');
+  const read = withoutFrames.slice(0, READ_FACTOR * maxChars);
+  const cleaned = read
     .replace(FILE_URL, '<path>')
     .replace(POSIX_PATH, '<path>')
     .replace(WINDOWS_PATH, '<path>')
     .replace(/\n{2,}/g, '\n')
     .trim();
   const text = cleaned.length > 0 ? cleaned : ifEmpty;
-  return text.length > maxChars ? `${text.slice(0, maxChars)}… (truncated)` : text;
+  return text.length > maxChars || read.length < withoutFrames.length ? `${text.slice(0, maxChars)}… (truncated)` : text;
 }
 
 /** The message of anything thrown, without trusting its shape (getters may throw). */

@@ -310,7 +310,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       let line = '';
       for (let i = 0; i < args.length && line.length <= MAX_MESSAGE; i += 1) line += (i === 0 ? '' : ' ') + formatLogArgument(args[i]);
       const text = bounded(line);
-      if (logUnits + text.length > bounds.logUnits) return holdBack(token, 'logs-dropped');
+      // Again: formatting ran the plugin's toJSON and getters, which may have logged meanwhile.
+      if (logLines >= bounds.logLines || logUnits + text.length > bounds.logUnits) return holdBack(token, 'logs-dropped');
       logLines += 1;
       logUnits += text.length;
       toHost(['log', token, level, text]);
@@ -490,11 +491,17 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   /** One plain function per granted name; each request carries the token of the call that made this object. */
   function capabilitiesFor(token: string): Readonly<Record<string, (argument?: unknown) => Promise<unknown>>> {
     const capabilities = createNull(null) as Record<string, (argument?: unknown) => Promise<unknown>>;
-    // This call's requests: made in all (refused ones too, as the host counts them), and those
-    // waiting for an answer with the units they carry. Past a bound, refused before the copy.
+    // This call's requests: made in all (refused for their number too, as the host counts
+    // them), and those waiting for an answer with the units they carry. Past a bound, refused
+    // before the copy.
     let made = 0;
     let inFlight = 0;
     let unitsInFlight = 0;
+    const refuse = (name: string, reject: (error: unknown) => void): void => {
+      made += 1;
+      holdBack(token, 'requests-refused');
+      reject(capabilityError(name, 'TOO_MANY_REQUESTS'));
+    };
     for (let i = 0; i < capabilityNames.length; i += 1) {
       const name = capabilityNames[i] as string;
       capabilities[name] = function (argument?: unknown): Promise<unknown> {
@@ -504,22 +511,18 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           // aborted the whole process over it.
           // Read by index, never destructured: `const [a, b] = ...` runs the array iterator the
           // plugin can replace on Array.prototype, which would hand back any string it likes.
-          made += 1;
-          if (made > bounds.requests || inFlight >= bounds.inFlight) {
-            holdBack(token, 'requests-refused');
-            return reject(capabilityError(name, 'TOO_MANY_REQUESTS'));
-          }
+          if (made >= bounds.requests || inFlight >= bounds.inFlight) return refuse(name, reject);
           const encoded = encodeResult(argument, maxCapabilityBytes, false);
           const kind = encoded[0];
           const text = encoded[1];
+          // Refused here, never sent: the host never counted these.
           if (kind === 'OUTPUT_TOO_LARGE') return reject(capabilityError(name, 'TOO_LARGE'));
           if (kind !== 'ok') return reject(new TypeErrorIntrinsic('capability ' + name + ' takes a JSON value'));
           // The last word before the copy, on the string itself (a primitive: nothing to hook).
           if (typeof text !== 'string' || text.length > maxCapabilityBytes) return reject(capabilityError(name, 'TOO_LARGE'));
-          if (unitsInFlight + text.length > bounds.unitsInFlight) {
-            holdBack(token, 'requests-refused');
-            return reject(capabilityError(name, 'TOO_MANY_REQUESTS'));
-          }
+          // Again: serializing ran the plugin's toJSON and getters, which may have asked meanwhile.
+          if (made >= bounds.requests || inFlight >= bounds.inFlight || unitsInFlight + text.length > bounds.unitsInFlight) return refuse(name, reject);
+          made += 1;
           const id = nextRequest;
           nextRequest += 1;
           const units = text.length;
