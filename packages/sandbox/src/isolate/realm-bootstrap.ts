@@ -601,6 +601,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
         if (text.length > MAX_DESCRIBE_BYTES) return failure('OUTPUT_TOO_LARGE', 'the tool list is too large');
       }
     } catch (error) {
+      // A schema nested past the realm's stack (about 50,000 levels): decode-outcome.ts says the same past the host's.
+      if (error instanceof RangeErrorIntrinsic && describeThrown(error) === 'Maximum call stack size exceeded') return failure('INVALID_TOOL_OUTPUT', 'the tool list is nested too deeply to read: a schema may nest 256 levels');
       return failure('TOOL_ERROR', describeThrown(error));
     }
     return '{"ok":true,"value":' + text + ']}';
