@@ -1,5 +1,6 @@
 // A Piscina pool of isolate workers inside this process. isolated-vm needs
-// --no-node-snapshot on Node 20+, so this refuses to start without it.
+// --no-node-snapshot on Node 20+: the embedder's process is checked before one is made here
+// (host/snapshot-flag.ts); a sandbox process of our own always has it.
 import { availableParallelism } from 'node:os';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { BroadcastChannel, MessageChannel } from 'node:worker_threads';
