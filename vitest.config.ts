@@ -9,6 +9,8 @@ const shared = {
   hookTimeout: 60_000,
 };
 
+const BENCH_GATE = 'test/bench-gate.test.ts';
+
 export default defineConfig({
   test: {
     ...shared,
@@ -21,7 +23,10 @@ export default defineConfig({
       { test: { ...shared, name: 'core', include: ['packages/core/test/**/*.test.ts'] } },
       { test: { ...shared, name: 'sandbox', include: ['packages/sandbox/test/**/*.test.ts'] } },
       { test: { ...shared, name: 'cli', include: ['packages/cli/test/**/*.test.ts'] } },
-      { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'] } },
+      { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: [BENCH_GATE] } },
+      // Alone, after every other project: two bench runs compared with each other must not
+      // each have a different neighbour (test/bench-gate.test.ts).
+      { test: { ...shared, name: 'bench', include: [BENCH_GATE], sequence: { groupOrder: 1 } } },
     ],
   },
 });
