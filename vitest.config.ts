@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // isolated-vm segfaults under vitest on Node 20 without --no-node-snapshot (isolated-vm #481),
 // and must run in child processes (forks), never worker threads.
@@ -9,7 +9,7 @@ const shared = {
   hookTimeout: 60_000,
 };
 
-const BENCH_GATE = 'test/bench-gate.test.ts';
+const BENCH_TWO_RUNS = 'test/bench-two-runs.test.ts';
 
 export default defineConfig({
   test: {
@@ -23,10 +23,10 @@ export default defineConfig({
       { test: { ...shared, name: 'core', include: ['packages/core/test/**/*.test.ts'] } },
       { test: { ...shared, name: 'sandbox', include: ['packages/sandbox/test/**/*.test.ts'] } },
       { test: { ...shared, name: 'cli', include: ['packages/cli/test/**/*.test.ts'] } },
-      { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: [BENCH_GATE] } },
+      { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, BENCH_TWO_RUNS] } },
       // Alone, after every other project: two bench runs compared with each other must not
-      // each have a different neighbour (test/bench-gate.test.ts).
-      { test: { ...shared, name: 'bench', include: [BENCH_GATE], sequence: { groupOrder: 1 } } },
+      // each have a different neighbour (test/bench-two-runs.test.ts).
+      { test: { ...shared, name: 'bench', include: [BENCH_TWO_RUNS], sequence: { groupOrder: 1 } } },
     ],
   },
 });
