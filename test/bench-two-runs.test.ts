@@ -16,7 +16,7 @@ describe('airlock bench', () => {
       const first = await airlock(['bench', '--quick', '--json', '--json-dir', dir]);
       // Said on failure: how it ended, and what it printed (once a bench died of a signal mid-suite).
       expect(first.code, `signal ${String(first.signal)}; stderr: ${first.stderr}`).toBe(0);
-      const entries = JSON.parse(first.stdout) as { name: string; unit: string; value: number; range?: string }[];
+      const entries = JSON.parse(first.stdout) as { name: string; unit: string; value: number; range?: string; extra?: string }[];
       expect(entries.length).toBeGreaterThan(20);
       for (const entry of entries) {
         expect(typeof entry.unit).toBe('string');
@@ -29,6 +29,8 @@ describe('airlock bench', () => {
       // The capability round trip, beside the same host function called directly.
       expect(entries.map((entry) => entry.name)).toEqual(expect.arrayContaining(['trusted.capability_direct_p50', 'sandbox.capability_round_trip_p50', 'sandbox.capability_round_trip_vs_direct_ratio', 'sandbox.capability_round_trip_in_process_vs_direct_ratio']));
       expect(entries.filter((entry) => entry.name.endsWith('_ratio') && !entry.name.startsWith('baseline.')).every((entry) => /^[\d.]+\.\.[\d.]+$/.test(entry.range ?? ''))).toBe(true);
+      // Reported, never gated by default: their raw in-process baseline jumps between runs (docs/benchmarks.md).
+      for (const name of ['sandbox.warm_call_vs_piscina_ratio', 'sandbox.warm_call_vs_piscina_ivm_ratio']) expect(entries.find((entry) => entry.name === name)?.extra, name).toContain('not gated by default');
       const bigger = JSON.parse(await readFile(join(dir, 'bigger.json'), 'utf8')) as { name: string; range?: string }[];
       expect(bigger.map((entry) => entry.name)).toContain('sandbox.batch10_vs_piscina_ivm_ratio');
       // The floors of issue 13's goals (the raw pool with the asynchronous apply, alone and behind the

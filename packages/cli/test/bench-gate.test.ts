@@ -58,13 +58,4 @@ describe('bench gate', () => {
     const baseline = [{ name: 'warm_ratio', unit: 'x', value: 10, range: '± 3' }];
     expect(regressions([ratio('warm_ratio', [13, 14])], baseline, 25, 'ratios').map((found) => found.name)).toEqual(['warm_ratio']);
   });
-
-  it('a ratio reported but not gated by default (its baseline jumps between runs) is kept by --metrics ratios and gated only by --gate all', () => {
-    const jumpy: Metric = { ...ratio('warm_vs_raw_pool_ratio', [17, 18]), gated: false };
-    const baseline = toEntries([ratio('warm_vs_raw_pool_ratio', [6, 7])], 'smaller');
-    expect(toEntries([jumpy], 'smaller', 'ratios').map((entry) => entry.name)).toEqual(['warm_vs_raw_pool_ratio']);
-    expect(regressions([jumpy], baseline, 25, 'ratios')).toEqual([]);
-    expect(uncompared([jumpy], [], 'ratios')).toEqual([]);
-    expect(regressions([jumpy], baseline, 25, 'all').map((found) => found.name)).toEqual(['warm_vs_raw_pool_ratio']);
-  });
 });

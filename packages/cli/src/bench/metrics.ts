@@ -6,13 +6,8 @@ export interface Metric {
   readonly unit: string;
   readonly value: number;
   readonly direction: Direction;
-  /** Ratios against a baseline measured in the same run: what `--metrics ratios` keeps and CI should gate on. */
+  /** Ratios against a baseline measured in the same run: what CI should gate on. */
   readonly ratio: boolean;
-  /**
-   * False for a ratio reported but not gated by default (`--gate all` still gates it): its
-   * baseline moves between runs by more than any threshold would forgive (docs/benchmarks.md).
-   */
-  readonly gated?: boolean;
   readonly extra?: string;
   /** A ratio's value in each round (its `value` is their median): what the gate reads its noise from. */
   readonly rounds?: readonly number[];
@@ -64,25 +59,20 @@ export interface Regression {
  */
 /** How many of this run's gated metrics the baseline has: none means the gate compared nothing. */
 export function comparable(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], gate: MetricSet): number {
-  return metrics.filter((metric) => isGated(metric, gate)).length - uncompared(metrics, baseline, gate).length;
+  return metrics.filter((metric) => (gate === 'all' || metric.ratio)).length - uncompared(metrics, baseline, gate).length;
 }
 
 /** This run's gated metrics the baseline does not have: they pass the gate unseen. */
 export function uncompared(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], gate: MetricSet): string[] {
   const names = new Set(baseline.filter((entry) => entry.value > 0).map((entry) => entry.name));
-  return metrics.filter((metric) => isGated(metric, gate) && !names.has(metric.name)).map((metric) => metric.name);
-}
-
-/** `--gate all` gates every metric; the default, ratios not marked otherwise. */
-function isGated(metric: Metric, gate: MetricSet): boolean {
-  return gate === 'all' || (metric.ratio && metric.gated !== false);
+  return metrics.filter((metric) => (gate === 'all' || metric.ratio) && !names.has(metric.name)).map((metric) => metric.name);
 }
 
 export function regressions(metrics: readonly Metric[], baseline: readonly BenchmarkEntry[], maxPct: number, gate: MetricSet): Regression[] {
   const previous = new Map(baseline.map((entry) => [entry.name, entry]));
   const found: Regression[] = [];
   for (const metric of metrics) {
-    if (!isGated(metric, gate)) continue;
+    if (gate === 'ratios' && !metric.ratio) continue;
     const entry = previous.get(metric.name);
     if (entry === undefined || !(entry.value > 0)) continue;
     const base = worstOfRange(entry.range, metric.direction) ?? entry.value;

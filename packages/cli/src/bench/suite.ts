@@ -78,15 +78,13 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     metrics.push({ name, unit, value, direction, ratio, ...(extra === undefined ? {} : { extra }), ...(rounds === undefined ? {} : { rounds }) });
   };
   /**
-   * A ratio: the median of its per-round values, which travel with it. `gated` (the default):
-   * in `--metrics ratios` and gated by `--baseline`; `reported`: in `--metrics ratios`, gated only
-   * by `--gate all` (its baseline jumps between runs); `raw`: one raw baseline against another,
-   * which no code of Airlock's moves, only noise: neither.
+   * A ratio: the median of its per-round values, which travel with it. Gated, and kept by
+   * `--metrics ratios`, unless `gated` is false: one raw baseline against another, which no
+   * code of Airlock's moves, only noise; or a ratio whose baseline jumps between runs.
    */
-  const emitRatio = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string, kind: 'gated' | 'reported' | 'raw' = 'gated'): void => {
+  const emitRatio = (name: string, rounds: Rounds, numerator: string, denominator: string, direction: Metric['direction'], extra: string, gated = true): void => {
     const perRound = rounds.ratios(numerator, denominator);
-    const note = kind === 'gated' ? '' : '; not gated by default';
-    metrics.push({ name, unit: 'x', value: median(perRound), direction, ratio: kind !== 'raw', ...(kind === 'reported' ? { gated: false } : {}), extra: `${extra} (p50s, median of ${perRound.length} rounds${note})`, rounds: perRound });
+    emit(name, 'x', median(perRound), direction, gated, `${extra} (p50s, median of ${perRound.length} rounds${gated ? '' : '; not gated by default'})`, perRound);
   };
 
   // 1. Trusted tools: the pipeline against a direct call. Sub-µs bodies are timed in blocks.
@@ -179,10 +177,10 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'sandbox.warm_call_large_plugin', `Airlock warm realm, process mode, a plugin module of ${LARGE_PLUGIN_BYTES / 1024} KiB (a bundle)`);
     emitLatency(emit, rounds, 'sandbox.fresh_call', 'Airlock fresh realm (the default), default process mode');
     emitLatency(emit, rounds, 'sandbox.fresh_call_in_process', 'Airlock fresh realm, in-process mode');
-    emitRatio('sandbox.warm_call_vs_piscina_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_noop', 'smaller', 'warm-realm call, process mode / raw Piscina no-op', 'reported');
-    emitRatio('sandbox.warm_call_vs_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / raw Piscina + warm isolated-vm; goal at most 2', 'reported');
-    emitRatio('baseline.piscina_ivm_async_vs_sync', rounds, 'baseline.piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', "raw pool, asynchronous apply / applySync: what the only safe way into an isolate costs a warm call; the floor of sandbox.warm_call_vs_piscina_ivm_ratio", 'raw');
-    emitRatio('baseline.process_piscina_ivm_async_vs_piscina_ivm', rounds, 'baseline.process_piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', 'the raw pool behind the process boundary with the asynchronous apply / in this process with applySync: the floor of sandbox.warm_call_vs_piscina_ivm_ratio for any sandbox that keeps both', 'raw');
+    emitRatio('sandbox.warm_call_vs_piscina_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_noop', 'smaller', 'warm-realm call, process mode / raw Piscina no-op; its baseline jumps between runs on small VMs', false);
+    emitRatio('sandbox.warm_call_vs_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / raw Piscina + warm isolated-vm; goal at most 2; its baseline jumps between runs on small VMs', false);
+    emitRatio('baseline.piscina_ivm_async_vs_sync', rounds, 'baseline.piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', "raw pool, asynchronous apply / applySync: what the only safe way into an isolate costs a warm call; the floor of sandbox.warm_call_vs_piscina_ivm_ratio", false);
+    emitRatio('baseline.process_piscina_ivm_async_vs_piscina_ivm', rounds, 'baseline.process_piscina_ivm_async_warm', 'baseline.piscina_ivm_warm', 'smaller', 'the raw pool behind the process boundary with the asynchronous apply / in this process with applySync: the floor of sandbox.warm_call_vs_piscina_ivm_ratio for any sandbox that keeps both', false);
     emitRatio('sandbox.warm_call_vs_process_piscina_ivm_ratio', rounds, 'sandbox.warm_call', 'baseline.process_piscina_ivm_warm', 'smaller', 'warm-realm call, process mode / the raw pool behind the same process boundary');
     emitRatio('sandbox.warm_call_large_plugin_vs_warm_call_ratio', rounds, 'sandbox.warm_call_large_plugin', 'sandbox.warm_call', 'smaller', "the large plugin's warm call / the small one's: what a plugin's size costs every call (about 1: nothing)");
     emitRatio('sandbox.fresh_call_vs_new_context_ratio', rounds, 'sandbox.fresh_call', 'baseline.ivm_new_context', 'smaller', 'fresh-realm call, process mode / raw new context + module + call; goal at most 1.3');
@@ -191,9 +189,9 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'sandbox.batch10', 'a turn of 10 concurrency-safe calls, one tenant, warm realm, process mode, 2 threads', null);
     emit('sandbox.parallel_throughput', 'calls/s', 10e6 / rounds.latency('sandbox.batch10').p50Us, 'bigger', false, 'turns of 10 concurrency-safe calls on 2 threads, from the p50 turn');
     emitLatency(emit, rounds, 'baseline.piscina_ivm_async_batch10', 'the same 10 calls with the asynchronous apply and a timeout, as untrusted code needs', null);
-    emitRatio('baseline.piscina_ivm_async_batch10_vs_sync', rounds, 'baseline.piscina_ivm_batch10', 'baseline.piscina_ivm_async_batch10', 'bigger', "raw pool's 10-task throughput, asynchronous apply / applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio", 'raw');
+    emitRatio('baseline.piscina_ivm_async_batch10_vs_sync', rounds, 'baseline.piscina_ivm_batch10', 'baseline.piscina_ivm_async_batch10', 'bigger', "raw pool's 10-task throughput, asynchronous apply / applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio", false);
     emitLatency(emit, rounds, 'baseline.process_piscina_ivm_async_batch10', 'the same 10 calls behind the process boundary, one IPC message each way, asynchronous apply', null);
-    emitRatio('baseline.process_piscina_ivm_async_batch10_vs_piscina_ivm', rounds, 'baseline.piscina_ivm_batch10', 'baseline.process_piscina_ivm_async_batch10', 'bigger', "that raw pool's 10-task throughput / in this process with applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio for any sandbox that keeps both", 'raw');
+    emitRatio('baseline.process_piscina_ivm_async_batch10_vs_piscina_ivm', rounds, 'baseline.piscina_ivm_batch10', 'baseline.process_piscina_ivm_async_batch10', 'bigger', "that raw pool's 10-task throughput / in this process with applySync: the ceiling of sandbox.batch10_vs_piscina_ivm_ratio for any sandbox that keeps both", false);
     emitRatio('sandbox.batch10_vs_piscina_ivm_ratio', rounds, 'baseline.piscina_ivm_batch10', 'sandbox.batch10', 'bigger', "throughput of a 10-call turn / raw Piscina + isolated-vm's for 10 tasks at once; goal at least 0.5");
 
     emitLatency(emit, rounds, 'baseline.ivm_new_isolate', 'raw isolated-vm: new isolate + context + compile + evaluate + call, this thread');

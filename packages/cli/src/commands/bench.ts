@@ -38,9 +38,8 @@ Options:
   --baseline <file>        compare with an earlier --json output (repeat for both kinds)
   --max-regression <pct>   with --baseline: exit 1 when a metric got worse by more than pct percent, a decimal
                            number such as 25 or 7.5 (default 25)
-  --gate <ratios|all>      which metrics --baseline gates on (default: ratios, which hold on noisy machines,
-                           except the two read against the raw in-process pool, whose round trip jumps
-                           between runs on small VMs; "not gated by default" in their notes)
+  --gate <ratios|all>      which metrics --baseline gates on (default: ratios, which hold on noisy machines;
+                           those noted "not gated by default" are left out, as by --metrics ratios)
   -h, --help               show this help
 
 A ratio regressed only when its best round now is worse than the baseline's worst round
