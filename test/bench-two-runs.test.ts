@@ -1,7 +1,7 @@
 // The bench gate against itself: two `--quick` runs of one build pass `--baseline` at the
 // default threshold. It runs in the `bench` project, alone after every other test file
-// (vitest.config.ts), as a CI job's bench would: two runs beside different neighbours are
-// not one machine. (The ratios whose baseline jumps between runs on small VMs are reported,
+// (vitest.config.ts), as a CI job's bench would: with more cores vitest runs files side by
+// side, and two runs beside different neighbours are not one machine. (The ratios whose baseline jumps between runs on small VMs are reported,
 // not gated by default: docs/benchmarks.md, "Two ratios reported, not gated by default".)
 import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -58,4 +58,13 @@ describe('bench gate', () => {
     const baseline = [{ name: 'warm_ratio', unit: 'x', value: 10, range: '± 3' }];
     expect(regressions([ratio('warm_ratio', [13, 14])], baseline, 25, 'ratios').map((found) => found.name)).toEqual(['warm_ratio']);
   });
+
+  it('a ratio noted "not gated by default" (ratio: false, its rounds kept) is left out by --metrics ratios and gated only by --gate all', () => {
+    const jumpy: Metric = { ...ratio('warm_vs_raw_pool_ratio', [17, 18]), ratio: false };
+    const baseline = toEntries([ratio('warm_vs_raw_pool_ratio', [6, 7])], 'smaller');
+    expect(toEntries([jumpy], 'smaller', 'ratios')).toEqual([]);
+    expect(toEntries([jumpy], 'smaller')).toEqual([{ name: 'warm_vs_raw_pool_ratio', unit: 'x', value: 18, range: '17..18' }]);
+    expect(regressions([jumpy], baseline, 25, 'ratios')).toEqual([]);
+    expect(regressions([jumpy], baseline, 25, 'all').map((found) => found.name)).toEqual(['warm_vs_raw_pool_ratio']);
+  });
 });

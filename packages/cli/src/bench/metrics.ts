@@ -6,7 +6,10 @@ export interface Metric {
   readonly unit: string;
   readonly value: number;
   readonly direction: Direction;
-  /** Ratios against a baseline measured in the same run: what CI should gate on. */
+  /**
+   * Gated by default and kept by `--metrics ratios`: ratios against a baseline measured in the
+   * same run. False for absolute figures and for ratios noted "not gated by default".
+   */
   readonly ratio: boolean;
   readonly extra?: string;
   /** A ratio's value in each round (its `value` is their median): what the gate reads its noise from. */

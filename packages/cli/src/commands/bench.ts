@@ -32,7 +32,8 @@ Options:
   --quick                  about a tenth of the iterations (CI smoke runs)
   --json                   print a github-action-benchmark array instead of the table
   --kind <smaller|bigger>  which array --json prints: customSmallerIsBetter (default) or customBiggerIsBetter
-  --metrics <ratios|all>   which metrics --json and --json-dir write (default: all)
+  --metrics <ratios|all>   which metrics --json and --json-dir write (default: all; ratios: the gated ratios,
+                           without those noted "not gated by default")
   --json-dir <dir>         also write both arrays, as <dir>/smaller.json and <dir>/bigger.json (the folder is
                            created and checked writable before measuring; the files are written after stdout)
   --baseline <file>        compare with an earlier --json output (repeat for both kinds)
