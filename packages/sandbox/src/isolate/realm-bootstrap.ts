@@ -509,6 +509,10 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           // Counted while it is written, and refused past the host's limit before the copy
           // is made: a 60 MiB string argument once took its isolate past its heap, and V8
           // aborted the whole process over it.
+          // Only the running call's own: a warm realm can keep every earlier call's object, each
+          // with budgets of its own, and the host answers no ended call (it once took 48,000
+          // copies in one call, left waiting for ever).
+          if (token !== runningToken) return reject(capabilityError(name, 'UNAVAILABLE'));
           // Read by index, never destructured: `const [a, b] = ...` runs the array iterator the
           // plugin can replace on Array.prototype, which would hand back any string it likes.
           if (made >= bounds.requests || inFlight >= bounds.inFlight) return refuse(name, reject);
