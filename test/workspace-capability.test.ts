@@ -3,7 +3,7 @@
 // atomic, quotas hold, and a grant of single functions grants only those.
 import { createEngine, type JsonValue, type ToolResult } from '@airlock/core';
 import { createSandbox, workspaceFolder, type Sandbox, type SandboxOptions } from '@airlock/sandbox';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,16 @@ describe('workspace capability', () => {
       expect(await cap(name, argument), `${name} ${argument.path}`).toMatchObject({ ok: false });
     }
     expect(await readdir(outside)).toEqual(['secret.txt']);
+    expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('OUTSIDE SECRET');
+  });
+
+  it('never reads a hard link planted to a file outside, and a write replaces the link, not the file', async () => {
+    const { cap, tenantDir } = await open();
+    await cap('workspace.write', { path: 'seed.txt', content: 'x' });
+    await link(join(outside, 'secret.txt'), join(tenantDir, 'hard.txt'));
+    expect(await cap('workspace.read', { path: 'hard.txt' })).toEqual({ ok: false, error: 'capability workspace.read failed' });
+    expect(await cap('workspace.write', { path: 'hard.txt', content: 'mine' })).toMatchObject({ ok: true });
+    expect(await cap('workspace.read', { path: 'hard.txt' })).toMatchObject({ ok: true, value: { content: 'mine' } });
     expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('OUTSIDE SECRET');
   });
 

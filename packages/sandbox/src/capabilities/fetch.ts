@@ -172,8 +172,15 @@ interface AppliedSecret {
 }
 
 /** A value that can go into a header: a non-empty line of text. */
+/**
+ * Printable ASCII, inner spaces and tabs allowed, none at either end. An honest echo of any
+ * other value comes back changed, and so past the redaction: HTTP trims a header value's
+ * ends, and undici sends other characters as Latin-1 but reads an answer's headers as UTF-8.
+ */
+const SECRET_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
+
 export function usableSecret(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && !/[\r\n\0]/.test(value);
+  return typeof value === 'string' && SECRET_VALUE.test(value);
 }
 
 function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string, plugin: string): AppliedSecret[] {

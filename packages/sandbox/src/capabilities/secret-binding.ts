@@ -37,10 +37,10 @@ export function bindSecrets(secrets: Readonly<Record<string, HostSecret>> | unde
       bound[name] = { value: given, origins: undefined, plugins: undefined };
       continue;
     }
-    if (given === null || typeof given !== 'object' || Array.isArray(given)) throw new SandboxError('INVALID_OPTION', `${path} must be a non-empty string without line breaks, or a function of the tenant, or { value, origins?, plugins? }`);
+    if (given === null || typeof given !== 'object' || Array.isArray(given)) throw new SandboxError('INVALID_OPTION', `${path} must be a non-empty string of printable ASCII with no space at either end, or a function of the tenant, or { value, origins?, plugins? }`);
     const extra = Object.keys(given).find((key) => key !== 'value' && key !== 'origins' && key !== 'plugins');
     if (extra !== undefined) throw new SandboxError('INVALID_OPTION', `${path}.${extra} is not a setting of a secret (value, origins, plugins)`);
-    if (!usableValue(given.value)) throw new SandboxError('INVALID_OPTION', `${path}.value must be a non-empty string without line breaks, or a function of the tenant`);
+    if (!usableValue(given.value)) throw new SandboxError('INVALID_OPTION', `${path}.value must be a non-empty string of printable ASCII with no space at either end, or a function of the tenant`);
     let origins: OriginPattern[] | undefined;
     if (given.origins !== undefined) {
       if (!Array.isArray(given.origins) || given.origins.length === 0) throw new SandboxError('INVALID_OPTION', `${path}.origins must be a non-empty list of origins`);

@@ -281,6 +281,9 @@ async function openSame(path: string, root: string): Promise<{ handle: FileHandl
     try {
       const info = await handle.stat();
       if (!info.isFile()) throw new CapabilityRefusal('not a file');
+      // A hard link is the same file under another name, which may lie outside the workspace:
+      // Airlock never makes one (writes rename a new file over the name), someone else planted it.
+      if (info.nlink > 1) throw new CapabilityRefusal('a file with other names (a hard link)');
       await assertSame(handle, path, root);
       return { handle, info };
     } catch (error) {
