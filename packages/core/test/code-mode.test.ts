@@ -176,6 +176,21 @@ describe('the code tool', () => {
     expect((result as ToolSuccess).value).toMatchObject({ result: 'acme' });
   });
 
+  it('a code tool made for a tenant runs no program for another tenant, or for none', async () => {
+    const inner = engine([tool('who', { execute: (_args, exec) => exec.tenant ?? null })]);
+    let ran = 0;
+    const runner = runnerOf(async (request) => {
+      ran += 1;
+      return ((await request.callTool('who', {})) as { value: JsonValue }).value;
+    });
+    const outer = createEngine({ tools: [createCodeTool({ engine: inner, runner, tenant: 'acme' })], policy: { default: 'allow' } });
+    const call = [{ id: 'p', name: 'run_code', arguments: { code: 'return 1' } }];
+    expect((await outer.run(call, { tenant: 'acme' }))[0]).toMatchObject({ isError: false, value: { result: 'acme' } });
+    expect((await outer.run(call, { tenant: 'evil' }))[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR', message: 'run_code: made for tenant "acme", called for tenant "evil"; pass the same tenant to the engine\'s run' } });
+    expect((await outer.run(call))[0]).toMatchObject({ isError: true, error: { code: 'TOOL_ERROR', message: expect.stringContaining('called for no tenant') } });
+    expect(ran).toBe(1);
+  });
+
   it('what the program wrote reaches the content with controls, bidi and invisible characters escaped; the JSON stays the same JSON', async () => {
     const ok = await runProgram(engine([]), runnerOf(async () => ({ name: 'a\u202eb\u0085\u2028' }), [{ level: 'info', message: 'x\u001b]0;owned\u0007\u001b[2J' }]));
     expect(ok.content).toBe('{"name":"a\\u202eb\\u0085\\u2028"}\n\nconsole:\ninfo: x\\x1b]0;owned\\x07\\x1b[2J');

@@ -57,7 +57,11 @@ export interface CodeToolOptions {
   /** Default `run_code`. */
   readonly name?: string;
   readonly limits?: Partial<CodeModeLimits>;
-  /** Whose tools the description declares (tools the policy denies this tenant outright are left out). */
+  /**
+   * Whose tools the description declares (tools the policy denies this tenant outright are
+   * left out), and the only tenant whose calls may run a program: a call of another tenant, or
+   * of none, is refused. Without it the tool serves every tenant, each program as its call's.
+   */
   readonly tenant?: string;
 }
 
@@ -123,6 +127,9 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
     maxOutputBytes: limits.maxOutputBytes + 32 * 1024 + limits.maxCalls * 256,
     projectContent: (_args, value) => contentOf(value as unknown as CodeModeValue, limits.maxOutputBytes),
     execute: async (args: JsonObject, exec): Promise<JsonValue> => {
+      // Made for one tenant, it never runs a program as another: an embedder who forgot the
+      // call's tenant would otherwise run that tenant's programs as the default one.
+      if (options.tenant !== undefined && exec.tenant !== options.tenant) throw new ToolCallError('TOOL_ERROR', escapeControls(`${name}: made for tenant ${JSON.stringify(options.tenant)}, called for ${exec.tenant === undefined ? 'no tenant' : `tenant ${JSON.stringify(exec.tenant)}`}; pass the same tenant to the engine's run`));
       const subCalls = new SubCalls({ run: engine.run, tenant: exec.tenant, signal: exec.signal, limits, idPrefix: `${exec.callId}/${name}`, refused });
       let metadata: ResultMetadata = {};
       let outcome: CodeRunOutcome;

@@ -49,7 +49,8 @@ export interface CodeMode {
   readonly limits: CodeModeLimits;
   /**
    * The code tool for one caller: its description declares, in TypeScript, the tools this
-   * tenant may use now. Register it in an engine of its own, e.g.
+   * tenant may use now, and it runs programs for calls of this tenant only (another tenant's
+   * call, or one with none, is answered TOOL_ERROR). Register it in an engine of its own, e.g.
    * `createEngine({ tools: [codeMode.tool({ tenant })], policy: { default: 'allow' } })`.
    */
   tool(options?: { readonly tenant?: string }): AnyTool;
