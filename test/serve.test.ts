@@ -466,6 +466,29 @@ describe('airlock serve --http: sessions and tenancy', () => {
     }
   });
 
+  it('a call cancelled with notifications/cancelled ends its POST stream unanswered, and its session idles out', async () => {
+    const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+      const opened = await fetch(url, { method: 'POST', headers, body: initialize });
+      const session = opened.headers.get('mcp-session-id')!;
+      await opened.text();
+      const post = (message: object) => fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+      expect((await post({ method: 'notifications/initialized' })).status).toBe(202);
+      const call = await post({ id: 2, method: 'tools/call', params: { name: 'busy_exclusive', arguments: { ms: 20_000 } } });
+      expect(call.headers.get('content-type')).toContain('text/event-stream');
+      await expect.poll(() => stderr(), { timeout: 10_000 }).toContain('busy_exclusive started');
+      expect((await post({ method: 'notifications/cancelled', params: { requestId: 2, reason: 'the user gave up' } })).status).toBe(202);
+      // Read to its end: without the fix the SDK kept it open with keep-alives, for good.
+      const streamed = await call.text();
+      expect(streamed).not.toContain('"result"');
+      await expect.poll(() => stderr(), { timeout: 10_000 }).toContain(`session ${session} (default) closed after 1 s idle`);
+      expect(stderr()).toMatch(/busy_exclusive → ABORTED/);
+    } finally {
+      stop();
+    }
+  });
+
   it('--idle-timeout closes a session nobody uses (its id then gets 404), never one with a call in flight', async () => {
     const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
     try {

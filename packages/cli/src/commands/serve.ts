@@ -208,6 +208,14 @@ function refuse(res: ServerResponse, status: number, code: number, message: stri
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
+/** The request a `notifications/cancelled` message names, if that is what `message` is. */
+function cancelledRequestId(message: unknown): string | number | undefined {
+  if (typeof message !== 'object' || message === null || (message as { method?: unknown }).method !== 'notifications/cancelled') return undefined;
+  const params = (message as { params?: unknown }).params;
+  const id = typeof params === 'object' && params !== null ? (params as { requestId?: unknown }).requestId : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
 /** The tenant a request names, or why it names none. */
 function tenantOf(req: IncomingMessage, tenancy: Tenancy): { tenant: string } | { problem: string } {
   if ('fixed' in tenancy) return { tenant: tenancy.fixed };
@@ -290,6 +298,11 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       }
       roundedBy.get(open.value)?.note(body);
       await open.value.handleRequest(req, res, parsed);
+      // MCP answers a cancelled request with nothing, and the SDK keeps that request's POST
+      // stream open for the answer: the session would stay busy, never idle out, and hold its
+      // place for good. Its stream ends now (the SDK drops the answer of an aborted request).
+      const cancelled = cancelledRequestId(parsed);
+      if (cancelled !== undefined) open.value.closeSSEStream(cancelled);
     })().catch((error: unknown) => {
       log(`request failed: ${logName(error instanceof Error ? error.message : String(error))}`);
       if (!res.headersSent) res.writeHead(500).end();
