@@ -156,6 +156,12 @@ describe('did you mean', () => {
     expect(oneLine(stderr)).toBe('airlock: --approve "delete_flie": no loaded tool has that name (did you mean "delete_file"?)');
   });
 
+  it('an option whose value looks like another option is refused in one line, saying how to pass it', async () => {
+    const { code, stderr } = await airlock(['run', '-', '--approve', '--json'], { input: '[]' });
+    expect(code).toBe(2);
+    expect(stderr).toBe("airlock: Option '--approve' argument is ambiguous. Did you forget to specify the option argument for '--approve'? To specify an option argument starting with a dash use '--approve=-XYZ'. (see \"airlock run --help\")\n");
+  });
+
   it('no suggestion when nothing is close', async () => {
     const { stderr } = await airlock(['run', '--zzzzzz']);
     expect(oneLine(stderr)).toBe('airlock: Unknown option \'--zzzzzz\' (see "airlock run --help")');

@@ -24,7 +24,8 @@ export function withUsage<T>(command: string, parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    // One line: node's lines would reach the terminal escaped, as a literal "\n".
+    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '').replace(/\s*\n\s*/g, ' ');
     const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']+)'/.exec(message) : null;
     if (unknown !== null) throw new UnknownOptionError(command, unknown[1]!);
     throw new UsageError(`${message} (see "airlock ${command} --help")`);
