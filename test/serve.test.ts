@@ -161,8 +161,8 @@ async function startHttp(extra: string[] = []): Promise<{ url: URL; stderr: () =
 
 describe('airlock serve over stdio: the connection itself', () => {
   /** A raw stdio server: send lines, collect the answers by id, end input. */
-  function rawStdio(): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; stderr: () => string } {
-    const server = spawn(process.execPath, ['--no-node-snapshot', BIN, 'serve', '--plugins', 'examples/plugins'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  function rawStdio(extra: string[] = []): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; stderr: () => string } {
+    const server = spawn(process.execPath, ['--no-node-snapshot', BIN, 'serve', '--plugins', 'examples/plugins', ...extra], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     // A server that ended early is the test's failure to report, not a broken pipe that takes down the test process.
     server.stdin.on('error', () => undefined);
     let stdout = '';
@@ -209,6 +209,24 @@ describe('airlock serve over stdio: the connection itself', () => {
     const answered = server.answer(2);
     expect(await server.end()).toBe(0);
     expect(await answered).toHaveProperty('result.content');
+  });
+
+  it('a request reusing the id of one in progress is refused -32600: the first keeps its id, so it can still be cancelled', async () => {
+    const server = rawStdio(['--plugins', busyDir]);
+    server.send(initialize);
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 300, method: 'tools/call', params: { name: 'busy_exclusive', arguments: { ms: 20_000 } } }));
+    await expect.poll(() => server.stderr(), { timeout: 10_000 }).toContain('busy_exclusive started');
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 300, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
+    expect(await server.answer(300)).toMatchObject({ error: { code: -32600, message: 'request id 300 is in use by a request in progress: an id may not be reused in a session' } });
+    // The cancel reaches the first request (before, the second had taken its place).
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 300 } }));
+    await expect.poll(() => server.stderr(), { timeout: 10_000 }).toMatch(/busy_exclusive → ABORTED/);
+    // Its request over, the id may serve again.
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 300, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'notes/a.md' } } }));
+    expect(await server.answer(300)).toHaveProperty('result.content');
+    expect(await server.end()).toBe(0);
   });
 
   it('an approval question still open when the client closes standard input ends its call as APPROVAL_UNAVAILABLE, and the server at once', async () => {
@@ -466,7 +484,7 @@ describe('airlock serve --http: sessions and tenancy', () => {
     }
   });
 
-  it('a call cancelled with notifications/cancelled ends its POST stream unanswered, and its session idles out', async () => {
+  it('a call cancelled with notifications/cancelled ends its POST stream unanswered, and its session idles out; its id is not taken over meanwhile', async () => {
     const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
     try {
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -478,6 +496,10 @@ describe('airlock serve --http: sessions and tenancy', () => {
       const call = await post({ id: 2, method: 'tools/call', params: { name: 'busy_exclusive', arguments: { ms: 20_000 } } });
       expect(call.headers.get('content-type')).toContain('text/event-stream');
       await expect.poll(() => stderr(), { timeout: 10_000 }).toContain('busy_exclusive started');
+      // An id in progress is not taken over by a second request: refused before the SDK sees it.
+      const repeated = await post({ id: 2, method: 'tools/list' });
+      expect(repeated.status).toBe(400);
+      expect(await repeated.json()).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32600, message: 'request id 2 is in use by a request in progress: an id may not be reused in a session' } });
       expect((await post({ method: 'notifications/cancelled', params: { requestId: 2, reason: 'the user gave up' } })).status).toBe(202);
       // Read to its end: without the fix the SDK kept it open with keep-alives, for good.
       const streamed = await call.text();

@@ -22,6 +22,7 @@ import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
 import { stdioRefusal } from '../support/stdio-refusal.js';
 import { RoundedRequests } from '../support/rounded-requests.js';
+import { cancelledRequestId, RequestIdsInFlight } from '../support/request-ids.js';
 import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
 import { unknownApprovals } from '../support/approvers.js';
@@ -195,6 +196,15 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise
     process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: refusal.id, error: refusal.error })}\n`);
   };
   await server.connect(transport);
+  // A request reusing the id of one in progress is answered here, never handed to the SDK.
+  const ids = new RequestIdsInFlight(transport);
+  const deliver = transport.onmessage;
+  transport.onmessage = (message) => {
+    const repeated = ids.admit(message);
+    if (repeated === undefined) return deliver?.(message);
+    log(`stdio: refused a request reusing id ${logName(JSON.stringify(repeated.id))}, still in progress`);
+    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...repeated })}\n`);
+  };
   log('serving over stdio');
   await Promise.race([closed, ended, stopSignal()]);
   await server.close().catch(() => undefined);
@@ -206,14 +216,6 @@ type Tenancy = { readonly fixed: string } | { readonly header: string };
 /** A refusal the client can read: an HTTP status and a JSON-RPC error body. */
 function refuse(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-/** The request a `notifications/cancelled` message names, if that is what `message` is. */
-function cancelledRequestId(message: unknown): string | number | undefined {
-  if (typeof message !== 'object' || message === null || (message as { method?: unknown }).method !== 'notifications/cancelled') return undefined;
-  const params = (message as { params?: unknown }).params;
-  const id = typeof params === 'object' && params !== null ? (params as { requestId?: unknown }).requestId : undefined;
-  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
 /** The tenant a request names, or why it names none. */
@@ -230,6 +232,8 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, (id, tenant) => log(`session ${id} (${logName(tenant)}) closed after ${idleSeconds} s idle`));
   // Each session's requests' rounded integers (see RoundedRequests), noted from the body read here.
   const roundedBy = new WeakMap<StreamableHTTPServerTransport, RoundedRequests>();
+  // Each session's request ids in progress: a repeated one is refused before the SDK sees it.
+  const idsBy = new WeakMap<StreamableHTTPServerTransport, RequestIdsInFlight>();
   const allowedHosts: string[] = [];
   const allowedOrigins: string[] = [];
 
@@ -268,6 +272,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     const rounded = new RoundedRequests();
     roundedBy.set(transport, rounded);
     await createMcpSession({ ...session(tenant), rounded }).connect(transport);
+    idsBy.set(transport, new RequestIdsInFlight(transport));
     await transport.handleRequest(req, res);
   };
 
@@ -295,6 +300,12 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
         parsed = JSON.parse(body);
       } catch {
         return refuse(res, 400, -32700, 'Parse error: Invalid JSON');
+      }
+      const repeated = idsBy.get(open.value)?.admit(parsed);
+      if (repeated !== undefined) {
+        log(`session ${header as string}: refused a request reusing id ${logName(JSON.stringify(repeated.id))}, still in progress`);
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', ...repeated }));
+        return;
       }
       roundedBy.get(open.value)?.note(body);
       await open.value.handleRequest(req, res, parsed);
