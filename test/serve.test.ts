@@ -462,6 +462,26 @@ describe('airlock serve --http: sessions and tenancy', () => {
     }
   });
 
+  it('a request without a session id that is not an initialize is told so, and takes no place, even when the server is full', async () => {
+    const { url, stop } = await startHttp(['--max-sessions', '1']);
+    try {
+      const post = (body: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
+      for (let i = 0; i < 2; i += 1) {
+        const lost = await post(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }));
+        expect(lost.status).toBe(400);
+        expect(await lost.json()).toMatchObject({ error: { code: -32000, message: 'missing Mcp-Session-Id header: POST an initialize request first to open a session' } });
+      }
+      expect((await fetch(url)).status).toBe(400);
+      // The one place is still free for an initialize, and then taken.
+      expect((await rawInitialize(url)).status).toBe(200);
+      const full = await post(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/list' }));
+      expect(full.status).toBe(400);
+      expect((await rawInitialize(url)).status).toBe(503);
+    } finally {
+      stop();
+    }
+  });
+
   it('--max-sessions and --max-sessions-per-tenant refuse new sessions with 503 and 429, and a closed session frees its place', async () => {
     const { url, stop } = await startHttp(['--tenant-header', 'X-Tenant', '--max-sessions', '3', '--max-sessions-per-tenant', '2']);
     try {

@@ -241,6 +241,19 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     const named = tenantOf(req, tenancy);
     if ('problem' in named) return refuse(res, 400, -32600, named.problem);
     const { tenant } = named;
+    // Only an initialize opens a session: anything else without a session id is the client's
+    // mistake, said as such (not as a full server's 503 or 429), and takes no place.
+    const noSession = 'missing Mcp-Session-Id header: POST an initialize request first to open a session';
+    if (req.method !== 'POST') return refuse(res, 400, -32000, noSession);
+    const body = await readBody(req, MAX_HTTP_BODY_BYTES);
+    if (body === undefined) return refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_HTTP_BODY_BYTES} bytes`, { connection: 'close' });
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return refuse(res, 400, -32700, 'Parse error: Invalid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || (parsed as { method?: unknown }).method !== 'initialize') return refuse(res, 400, -32000, noSession);
     const admission = sessions.admit(tenant);
     if (!admission.ok) return refuse(res, admission.status, -32000, admission.message, admission.status === 503 ? { 'retry-after': String(Math.ceil(idleSeconds)) } : {});
     let opened = false;
@@ -273,7 +286,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     roundedBy.set(transport, rounded);
     await createMcpSession({ ...session(tenant), rounded }).connect(transport);
     idsBy.set(transport, new RequestIdsInFlight(transport));
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, parsed);
   };
 
   const http: HttpServer = createServer((req, res) => {
