@@ -36,6 +36,22 @@ function serve(name: 'a' | 'b'): Promise<Server> {
       const b64 = (text: string) => Buffer.from(text).toString('base64');
       return void res.end([b64(header), b64(`a${token}z`), b64(`ab${token}yz`), b64(`abc${token}`), b64(`{"auth":"${header}"}`), encodeURIComponent(token).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())].join('\n'));
     }
+    // Echoes the token as real servers escape it, one line each: Go's JSON (& < > as \u0026...),
+    // .NET's (+ ' ` too, upper-case hex), HTML, every character as \uXXXX, as HTML entities,
+    // percent-encoded; and in a header, HTML-escaped.
+    if (url.pathname === '/escaped') {
+      const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      const hex = (character: string, width: number) => character.charCodeAt(0).toString(16).padStart(width, '0');
+      const json = JSON.stringify(token);
+      const go = json.replace(/[&<>]/g, (c) => `\\u${hex(c, 4)}`);
+      const dotnet = json.replace(/[&<>+'`]/g, (c) => `\\u${hex(c, 4).toUpperCase()}`);
+      const html = token.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+      const unicode = [...token].map((c) => `\\u${hex(c, 4)}`).join('');
+      const entities = [...token].map((c, i) => (i % 2 === 0 ? `&#x${hex(c, 2).toUpperCase()};` : `&#${c.charCodeAt(0)};`)).join('');
+      const percent = [...token].map((c) => `%${hex(c, 2).toUpperCase()}`).join('');
+      res.setHeader('x-html', html);
+      return void res.end([go, dotnet, html, `"${unicode}"`, entities, percent].join('\n'));
+    }
     if (url.pathname === '/big') return void res.end('x'.repeat(100_000));
     if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
     if (url.pathname === '/loop') return void res.writeHead(302, { location: `/loop?n=${Number(url.searchParams.get('n') ?? 0) + 1}` }).end();
@@ -222,6 +238,15 @@ describe('fetch capability', () => {
       if (token.startsWith('Zq')) expect(Object.keys(answer.value!.headers)).toContain('x-echo-[REDACTED]');
       await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
     }
+  });
+
+  it('redacts an echo however a server escapes it, character by character: Go and .NET JSON, HTML entities, \\uXXXX, percent', async () => {
+    const token = "s3cr3t+K3y&<ok>/A=='q\"`y z";
+    const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+    const { fetch } = await open(manifest, { network: { allow: [A] }, secrets: { API_TOKEN: token } });
+    const answer = await fetch({ url: `${A}/escaped` });
+    expect(answer).toMatchObject({ ok: true, value: { status: 200, headers: { 'x-html': '[REDACTED]' } } });
+    expect(answer.value!.body.split('\n')).toEqual(['"[REDACTED]"', '"[REDACTED]"', '[REDACTED]', '"[REDACTED]"', '[REDACTED]', '[REDACTED]']);
   });
 
   it('warns, at check and at load, of a secret the manifest names that the host does not supply', async () => {

@@ -14,6 +14,7 @@ import { argumentObject, CapabilityRefusal, hasInvisible, optionalStringField, s
 import { isInternalAddress } from './address-check.js';
 import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';
 import type { BoundSecret } from './secret-binding.js';
+import { secretScrubber } from './secret-redaction.js';
 
 export const DEFAULT_MAX_REQUESTS_PER_CALL = 10;
 export const DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024;
@@ -219,9 +220,9 @@ function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<stri
 /** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */
 function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
   const sent = secrets.flatMap((secret) => (secret.value === undefined ? [] : [{ value: secret.value, header: secret.format.split('{secret}').join(secret.value) }]));
-  const scrub = scrubber(sent, '');
+  const scrub = secretScrubber(sent, '');
   // Header names arrive in lower case: matched without regard to case.
-  const scrubName = scrubber(sent, 'i');
+  const scrubName = secretScrubber(sent, 'i');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(answer.headers)) {
     // The body the plugin sees may be shorter than the one sent: a length would not match it, and
@@ -230,42 +231,4 @@ function redact(answer: { status: number; headers: Record<string, string>; body:
     headers[scrubName(name)] = scrub(value);
   }
   return { status: answer.status, headers, body: scrub(answer.body) };
-}
-
-/**
- * Replaces every spelling of the sent values an echo may use: raw, JSON-escaped (with "/" escaped
- * too, as PHP writes it), percent-encoded in either case, and base64 (and base64url) at each
- * of the three alignments a value can take inside a longer encoded text. Longest first, so
- * no spelling is half-replaced.
- */
-function scrubber(sent: readonly { value: string; header: string }[], flags: '' | 'i'): (text: string) => string {
-  const literals = new Set<string>();
-  const percent = new Set<string>();
-  for (const { value, header } of sent) {
-    const json = JSON.stringify(value).slice(1, -1);
-    literals.add(value).add(json).add(json.split('/').join('\\/'));
-    percent.add(encodeURIComponent(value));
-    // The header as sent ("Bearer <value>") encodes differently from the value alone.
-    for (const encoded of [...base64Spellings(value), ...base64Spellings(header)]) literals.add(encoded).add(encoded.replace(/\+/g, '-').replace(/\//g, '_'));
-  }
-  const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const alternatives = [...[...literals].map(escape), ...[...percent].map((text) => escape(text).replace(/%([0-9A-F]{2})/g, (_, hex: string) => `%(?:${hex}|${hex.toLowerCase()})`))];
-  if (alternatives.length === 0) return (text) => text;
-  // Literal by length; percent forms may also match in lower case. One pass, leftmost longest.
-  const pattern = new RegExp([...new Set(alternatives)].sort((x, y) => y.length - x.length).join('|'), `g${flags}`);
-  return (text) => text.replace(pattern, '[REDACTED]');
-}
-
-/** The value's base64 as a whole, and the part of it fixed whatever bytes precede it (offset 0, 1 or 2 in its group of three). */
-function base64Spellings(value: string): string[] {
-  const bytes = Buffer.from(value, 'utf8');
-  const spellings = [bytes.toString('base64')];
-  for (let offset = 0; offset < 3; offset += 1) {
-    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
-    // Drop the group the preceding bytes share, and the last group, which the following bytes share.
-    const stable = encoded.slice(offset === 0 ? 0 : 4, Math.floor((offset + bytes.length) / 3) * 4);
-    // Too short a run would redact by coincidence; the whole value's spelling still stands.
-    if (stable.length >= 8) spellings.push(stable);
-  }
-  return spellings;
 }
