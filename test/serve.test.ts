@@ -531,6 +531,36 @@ describe('airlock serve --http: sessions and tenancy', () => {
     }
   });
 
+  it('a cancel in a batch ends its stream too; a cancel of id 0, which the SDK ignores, leaves the call answered and its id in use; an id the SDK refused is free', async () => {
+    const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+      const opened = await fetch(url, { method: 'POST', headers, body: initialize });
+      const session = opened.headers.get('mcp-session-id')!;
+      await opened.text();
+      const post = (message: object) => fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify(message) });
+      const started = () => stderr().split('busy_exclusive started').length - 1;
+      await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      const cancelledInBatch = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'busy_exclusive', arguments: { ms: 20_000 } } });
+      await expect.poll(started, { timeout: 10_000 }).toBe(1);
+      expect((await post([{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } }])).status).toBe(202);
+      expect(await cancelledInBatch.text()).not.toContain('"result"');
+      const zero = await post({ jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'busy_exclusive', arguments: { ms: 1500 } } });
+      await expect.poll(started, { timeout: 10_000 }).toBe(2);
+      await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0 } });
+      expect((await post({ jsonrpc: '2.0', id: 0, method: 'tools/list' })).status).toBe(400);
+      expect(await zero.text()).toContain('"result"');
+      // Refused whole by the SDK, unanswered: its id does not stay taken.
+      expect((await post({ jsonrpc: '1.0', id: 7, method: 'tools/list' })).status).toBe(400);
+      const again = await post({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+      expect(again.status).toBe(200);
+      expect(await again.text()).toContain('"tools"');
+      await expect.poll(() => stderr(), { timeout: 10_000 }).toContain(`session ${session} (default) closed after 1 s idle`);
+    } finally {
+      stop();
+    }
+  });
+
   it('--idle-timeout closes a session nobody uses (its id then gets 404), never one with a call in flight', async () => {
     const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
     try {

@@ -22,7 +22,7 @@ import { visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
 import { stdioRefusal } from '../support/stdio-refusal.js';
 import { RoundedRequests } from '../support/rounded-requests.js';
-import { cancelledRequestId, RequestIdsInFlight } from '../support/request-ids.js';
+import { cancelledRequestIds, RequestIdsInFlight } from '../support/request-ids.js';
 import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
 import { unknownApprovals } from '../support/approvers.js';
@@ -322,11 +322,12 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       }
       roundedBy.get(open.value)?.note(body);
       await open.value.handleRequest(req, res, parsed);
+      // Refused whole by the SDK (a bad envelope, a wrong Accept header): nothing of it runs.
+      if (res.statusCode >= 400) idsBy.get(open.value)?.release(parsed);
       // MCP answers a cancelled request with nothing, and the SDK keeps that request's POST
       // stream open for the answer: the session would stay busy, never idle out, and hold its
       // place for good. Its stream ends now (the SDK drops the answer of an aborted request).
-      const cancelled = cancelledRequestId(parsed);
-      if (cancelled !== undefined) open.value.closeSSEStream(cancelled);
+      for (const cancelled of cancelledRequestIds(parsed)) open.value.closeSSEStream(cancelled);
     })().catch((error: unknown) => {
       log(`request failed: ${logName(error instanceof Error ? error.message : String(error))}`);
       if (!res.headersSent) res.writeHead(500).end();

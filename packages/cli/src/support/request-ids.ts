@@ -21,12 +21,27 @@ function requestIdOf(message: unknown): RequestId | undefined {
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
-/** The request a `notifications/cancelled` names: it will never be answered (MCP). */
-export function cancelledRequestId(message: unknown): RequestId | undefined {
+/**
+ * The request a `notifications/cancelled` names: it will never be answered (MCP). Not an id of
+ * 0 or "": the SDK ignores a cancel naming either (it tests the id for truth), so that request
+ * runs on and is answered, and its id stays in use until then.
+ */
+function cancelledRequestId(message: unknown): RequestId | undefined {
   if (typeof message !== 'object' || message === null || (message as { method?: unknown }).method !== 'notifications/cancelled') return undefined;
   const params = (message as { params?: unknown }).params;
   const id = typeof params === 'object' && params !== null ? (params as { requestId?: unknown }).requestId : undefined;
-  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+  return (typeof id === 'string' || typeof id === 'number') && id !== 0 && id !== '' ? id : undefined;
+}
+
+/** What the client sent: a message, or a batch of them. */
+const messagesOf = (sent: unknown): readonly unknown[] => (Array.isArray(sent) ? (sent as unknown[]) : [sent]);
+
+/** The requests the cancels among `sent` name (a batch may hold several). */
+export function cancelledRequestIds(sent: unknown): RequestId[] {
+  return messagesOf(sent).flatMap((message) => {
+    const id = cancelledRequestId(message);
+    return id === undefined ? [] : [id];
+  });
 }
 
 export class RequestIdsInFlight {
@@ -47,20 +62,26 @@ export class RequestIdsInFlight {
    * on, else the refusal for the whole of it, and nothing of it is taken in.
    */
   admit(sent: unknown): RepeatedIdRefusal | undefined {
-    const messages = Array.isArray(sent) ? (sent as unknown[]) : [sent];
-    const ids = messages.flatMap((message) => {
-      const id = requestIdOf(message);
-      return id === undefined ? [] : [id];
-    });
+    const messages = messagesOf(sent);
+    const ids = requestIdsOf(messages);
     const repeated = ids.find((id, index) => this.#ids.has(id) || ids.indexOf(id) !== index);
     if (repeated !== undefined) {
       return { id: repeated, error: { code: INVALID_REQUEST, message: `request id ${JSON.stringify(repeated)} is in use by a request in progress: an id may not be reused in a session` } };
     }
     for (const id of ids) this.#ids.add(id);
-    for (const message of messages) {
-      const cancelled = cancelledRequestId(message);
-      if (cancelled !== undefined) this.#ids.delete(cancelled);
-    }
+    for (const cancelled of cancelledRequestIds(messages)) this.#ids.delete(cancelled);
     return undefined;
   }
+
+  /** Frees the ids of what `admit` took in that the SDK then refused whole, unanswered (an HTTP error status). */
+  release(sent: unknown): void {
+    for (const id of requestIdsOf(messagesOf(sent))) this.#ids.delete(id);
+  }
+}
+
+function requestIdsOf(messages: readonly unknown[]): RequestId[] {
+  return messages.flatMap((message) => {
+    const id = requestIdOf(message);
+    return id === undefined ? [] : [id];
+  });
 }
