@@ -4,11 +4,13 @@
 // capabilities are answered by the host that made the call, only while that call runs.
 import { createEngine, type Engine, type JsonValue, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
 import { createRemoteSandbox, createSandbox, SandboxError, startExecutor, type Capability, type Sandbox } from '@airlock/sandbox';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES } from './support/plugin-harness.js';
 import { freePort, natsAvailable, startExecutorProcess, startNats, stopProcess, type ExecutorProcess, type NatsServer } from './support/nats.js';
-import { airlock, oneLine } from './support/run-cli.js';
+import { airlock, oneLine, ROOT } from './support/run-cli.js';
 
 const PLUGIN = `${FIXTURES}remote/worker`;
 const HOST_CAPABILITIES = `${FIXTURES}remote/host.mjs`;
@@ -353,6 +355,42 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     lonely.child.kill('SIGTERM');
     expect(await lonely.exited).toBe(0);
   });
+
+  it('a host closed while its NATS server is down closes its connection, and its process exits', async () => {
+    const own = await startNats();
+    let running = true;
+    cleanups.push(async () => running && (await own.stop()));
+    executors.push(await startExecutorProcess(own.url, [PLUGIN]));
+    // The embedder's process: a call, then (told the server is gone) another, then close.
+    const script = `
+      import { createEngine } from '@airlock/core';
+      import { createRemoteSandbox } from '@airlock/sandbox';
+      const { default: capabilities } = await import(process.env.HOST_CAPABILITIES);
+      const sandbox = await createRemoteSandbox({ url: process.env.NATS_URL, plugins: [process.env.PLUGIN], capabilities });
+      const engine = createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+      const code = async (id) => { const [result] = await engine.run([{ id, name: 'echo', arguments: JSON.stringify({ tag: id }) }]); return result.isError ? result.error.code : 'ok'; };
+      console.log('first', await code('a'));
+      process.stdin.once('data', async () => {
+        process.stdin.destroy();
+        console.log('second', await code('b'));
+        await sandbox.close();
+        console.log('closed');
+      });`;
+    const child = spawn(process.execPath, ['--no-node-snapshot', '--input-type=module', '-e', script], { cwd: join(ROOT, 'test'), env: { ...process.env, NATS_URL: own.url, PLUGIN, HOST_CAPABILITIES }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    cleanups.push(async () => child.exitCode === null && child.kill('SIGKILL'));
+    await expect.poll(() => `${stdout}${stderr}`, { timeout: 15_000 }).toContain('first ok');
+    await own.stop();
+    running = false;
+    child.stdin.write('the server is gone\n');
+    // Before, drain returned with the connection still reconnecting: the process never exited.
+    expect(await exited).toBe(0);
+    expect(stdout).toMatch(/second (?!ok)\w+\nclosed\n$/);
+  }, 60_000);
 
   it('cancels a running remote call: ABORTED, and the executor takes the next one', async () => {
     await executor(['--slots', '1', '--reserve', '0']);

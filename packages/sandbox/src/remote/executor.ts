@@ -20,6 +20,7 @@ import { readPluginFolder } from '../plugin/read-plugin-folder.js';
 import { tenancySettings, type QuarantineSettings } from '../tenancy-options.js';
 import { checkSubjectPrefix, connectEngine } from './connect-engine.js';
 import { offerableCapabilities } from './offerable-capabilities.js';
+import { LEAVE_MS, leaveBus, settledWithin } from './leave-bus.js';
 import { wholeNumber } from './whole-number.js';
 import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, OFFER_CLOCK_SKEW_MS, PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
 
@@ -87,8 +88,6 @@ interface Slot {
 }
 
 const DEFAULT_RESERVATION_MS = 5000;
-/** How long leaving waits on the server (flush, drain) before it gives up and closes. */
-const LEAVE_MS = 2000;
 /** How often the executor checks its own event loop for a stall. */
 const STALL_TICK_MS = 250;
 
@@ -246,9 +245,8 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
     finishing ??= (async () => {
       clearInterval(stallWatch);
       await host.close();
-      // While the server is down, drain fails or waits for a reconnect that may never come:
-      // close instead, so a drained executor exits rather than reconnecting forever.
-      if (!connection.isClosed() && !(await within(connection.drain(), LEAVE_MS))) await connection.close().catch(() => undefined);
+      // Closed even while the server is down, so a drained executor exits (leave-bus.ts).
+      await leaveBus(connection);
       resolveStopped();
     })();
     return finishing;
@@ -264,7 +262,7 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
         draining = true;
         // No new offers reach this executor; reserved calls still run if their "go" comes, or lapse.
         for (const subscription of offerSubscriptions) subscription.unsubscribe();
-        await within(connection.flush(), LEAVE_MS);
+        await settledWithin(connection.flush(), LEAVE_MS);
       }
       if (held.size > 0) await new Promise<void>((resolve) => (resolveIdle = resolve));
       await finish();
@@ -295,15 +293,6 @@ function respond(message: Msg, answer: unknown): void {
 }
 
 /** Whether `work` settled fine within `ms`. */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([work.then(() => true, () => false), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function localTask(task: RemoteTask, plugin: PluginSpec): SandboxTask {
   switch (task.kind) {

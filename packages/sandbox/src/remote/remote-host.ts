@@ -12,6 +12,7 @@ import type { SandboxHost } from '../host/sandbox-host.js';
 import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
 import { PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
 import { shownEngineUrl } from './connect-engine.js';
+import { leaveBus } from './leave-bus.js';
 
 export interface RemoteHostOptions {
   readonly connection: NatsConnection;
@@ -151,7 +152,7 @@ export class RemoteHost implements SandboxHost {
     for (const subscription of this.#subscriptions) subscription.unsubscribe();
     for (const watch of this.#watches.values()) clearInterval(watch.timer);
     this.#watches.clear();
-    if (!this.#options.connection.isClosed()) await this.#options.connection.drain().catch(() => undefined);
+    await leaveBus(this.#options.connection);
   }
 
   /**
