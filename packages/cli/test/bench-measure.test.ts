@@ -24,4 +24,24 @@ describe('bench measure', () => {
     expect(rounds.ratios('x', 'y')).toHaveLength(4);
     expect(rounds.latency('x').samples).toBe(12);
   });
+
+  it('idleBeforeMs: every iteration, warm-up included, starts after that much idleness, and the idleness is not in its sample', async () => {
+    const gaps: number[] = [];
+    let lastEnd: number | undefined;
+    const rounds = await Rounds.run([{
+      name: 'idle',
+      iterations: 3,
+      warmup: 1,
+      idleBeforeMs: 20,
+      body: () => {
+        if (lastEnd !== undefined) gaps.push(performance.now() - lastEnd);
+        lastEnd = performance.now();
+      },
+    }], 2);
+    expect(gaps).toHaveLength(6);
+    // Node's timers may fire up to a millisecond early.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(19);
+    // A sample times the body alone: below the pause it follows however slow the machine.
+    expect(rounds.latency('idle').p99Us).toBeLessThan(Math.min(...gaps) * 1000);
+  });
 });

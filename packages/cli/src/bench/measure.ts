@@ -1,5 +1,6 @@
 // Timing helpers for benchmarks (never for tests): per-iteration samples, percentiles,
 // and rounds that interleave the set-ups so load from outside hits them alike.
+import { setTimeout as pause } from 'node:timers/promises';
 
 /** Rounds of every interleaved measurement: enough for a median that ignores two bad rounds. */
 export const ROUNDS = 5;
@@ -22,6 +23,11 @@ export interface Subject {
   readonly warmup: number;
   /** What one timed iteration covers, so a block of calls is reported per call. */
   readonly callsPerIteration?: number;
+  /**
+   * Untimed idleness before each iteration (warm-up ones too): for what the subject measures
+   * is a call that finds the process idle (work a worker does only while idle), not a loop.
+   */
+  readonly idleBeforeMs?: number;
   readonly body: () => Promise<unknown> | unknown;
 }
 
@@ -36,7 +42,12 @@ export class Rounds {
    */
   static async run(subjects: readonly Subject[], rounds: number): Promise<Rounds> {
     const result = new Rounds();
-    for (const subject of subjects) for (let i = 0; i < subject.warmup; i += 1) await subject.body();
+    for (const subject of subjects) {
+      for (let i = 0; i < subject.warmup; i += 1) {
+        if (subject.idleBeforeMs !== undefined) await pause(subject.idleBeforeMs);
+        await subject.body();
+      }
+    }
     for (let round = 0; round < rounds; round += 1) {
       const samples = subjects.map((subject) => ({ subject, taken: new Float64Array(subject.iterations), count: 0 }));
       while (samples.some((entry) => entry.count < entry.subject.iterations)) {
@@ -93,6 +104,7 @@ export class Rounds {
 
 /** µs per call of one iteration. */
 async function time(subject: Subject): Promise<number> {
+  if (subject.idleBeforeMs !== undefined) await pause(subject.idleBeforeMs);
   const started = performance.now();
   await subject.body();
   return ((performance.now() - started) * 1000) / (subject.callsPerIteration ?? 1);

@@ -30,6 +30,13 @@ const calls = (name: string, count: number, args = '{}'): ToolCallRequest[] => A
 /** What a bundled plugin carries beside its tools (its dependencies): the large plugin's extra bytes. */
 const LARGE_PLUGIN_BYTES = 256 * 1024;
 
+/**
+ * How long the workers are idle before a new tenant's call in `sandbox.cold_tenant_call_idle_worker`:
+ * enough for a worker to build the next tenant's isolate and realm (5 ms of idleness, then
+ * about 6 ms of building), as between a model's turns, which take seconds.
+ */
+const IDLE_WORKER_MS = 40;
+
 /** The sum tool as `<name>_sum` in a plugin of that realm, with `paddingBytes` of data in its module (or as `module` makes it). */
 async function pluginDir(realm: 'fresh' | 'warm', name: string = realm, paddingBytes = 0, module = sumPlugin): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'airlock-bench-'));
@@ -155,6 +162,7 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
       { name: 'sandbox.batch10', iterations: count(200), warmup: count(20), body: () => processMode.engine.run(batch10) },
       { name: 'baseline.ivm_new_isolate', iterations: count(100), warmup: count(10), body: peers.ivmNewIsolate },
       { name: 'sandbox.cold_tenant_call', iterations: count(100), warmup: count(10), body: () => cold.engine.run(freshCall, { tenant: `t${(tenant += 1)}` }) },
+      { name: 'sandbox.cold_tenant_call_idle_worker', iterations: count(50), warmup: count(5), idleBeforeMs: IDLE_WORKER_MS, body: () => cold.engine.run(freshCall, { tenant: `t${(tenant += 1)}` }) },
       { name: 'sandbox.cold_tenant_call_web_globals', iterations: count(100), warmup: count(10), body: () => cold.engine.run(webCall, { tenant: `t${(tenant += 1)}` }) },
       { name: 'trusted.capability_direct', iterations: count(500), warmup: count(50), callsPerIteration: 100, body: block(100, () => hostSum(sumArgs, directContext)) },
       { name: 'sandbox.capability_none', iterations: count(300), warmup: count(30), body: () => processMode.engine.run(askNone) },
@@ -197,6 +205,8 @@ export async function runSuite(options: SuiteOptions): Promise<Metric[]> {
     emitLatency(emit, rounds, 'baseline.ivm_new_isolate', 'raw isolated-vm: new isolate + context + compile + evaluate + call, this thread');
     emitLatency(emit, rounds, 'sandbox.cold_tenant_call', 'first call of a new tenant (in-process): isolate, realm, compile, call');
     emitRatio('sandbox.cold_vs_raw_isolate_ratio', rounds, 'sandbox.cold_tenant_call', 'baseline.ivm_new_isolate', 'smaller', 'cold tenant call / raw new isolate; goal at most 1.0');
+    emitLatency(emit, rounds, 'sandbox.cold_tenant_call_idle_worker', `first call of a new tenant (in-process) that finds the workers idle ${IDLE_WORKER_MS} ms: an isolate and realm built ahead`);
+    emitRatio('sandbox.cold_idle_vs_raw_isolate_ratio', rounds, 'sandbox.cold_tenant_call_idle_worker', 'baseline.ivm_new_isolate', 'smaller', `a new tenant's first call after ${IDLE_WORKER_MS} ms of idleness / raw new isolate; goal at most 1.0`);
     emitLatency(emit, rounds, 'sandbox.cold_tenant_call_web_globals', "first call of a new tenant (in-process), a plugin whose tool reads URL and TextEncoder");
     emitRatio('sandbox.cold_web_globals_vs_cold_tenant_call', rounds, 'sandbox.cold_tenant_call_web_globals', 'sandbox.cold_tenant_call', 'smaller', "what loading URL and TextEncoder adds to a new tenant's first call (1.0: nothing)");
     coldTenantP50Us = rounds.latency('sandbox.cold_tenant_call').p50Us;

@@ -15,8 +15,8 @@ export const BENCH_HELP = `Usage: airlock bench [options]
 
 Measures the pipeline and scheduler (trusted tools, parallel and exclusive batches) and
 the sandbox (warm and fresh realms, in-process and in the child process, a warm call of
-a 256 KiB plugin against a small one, 10-call turns, cold tenants, 100 tenants sharing
-the workers), each beside the
+a 256 KiB plugin against a small one, 10-call turns, new tenants back to back and at
+idle workers, 100 tenants sharing the workers), each beside the
 peers a user would pick instead, measured in the same run on the same {a,b} -> {sum}
 tool: a direct call, raw Piscina (no-op, and with a warm isolated-vm context per worker
 called with applySync, in this process and behind a child process's IPC, and with the
