@@ -52,6 +52,23 @@ function serve(name: 'a' | 'b'): Promise<Server> {
       res.setHeader('x-html', html);
       return void res.end([go, dotnet, html, `"${unicode}"`, entities, percent].join('\n'));
     }
+    // Echoes no list of spellings covers, as servers produce them (an outside attacker's
+    // finds): JSON inside a JSON string, base64 wrapped every 60 characters (Ruby), UTF-16,
+    // quoted-printable, percent-encoding twice; and a redirect carrying the token onwards.
+    if (url.pathname === '/wrapped') {
+      const header = req.headers.authorization ?? '';
+      const token = header.replace(/^Bearer /, '');
+      const dotnet = (text: string) => JSON.stringify(text).replace(/[+&<>]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`);
+      const forms: Record<string, () => void> = {
+        nested: () => res.end(JSON.stringify({ log: dotnet(header) })),
+        ruby: () => res.end((Buffer.from(JSON.stringify({ headers: req.headers })).toString('base64').match(/.{1,60}/g) ?? []).join('\n')),
+        utf16: () => res.setHeader('content-type', 'text/plain; charset=utf-16le').end(Buffer.from(`token: ${token}`, 'utf16le')),
+        qp: () => res.end(header.replace(/[=+]/g, (c) => `=${c.charCodeAt(0).toString(16).toUpperCase()}`)),
+        twice: () => res.setHeader('x-next', encodeURIComponent(encodeURIComponent(token))).end('ok'),
+        onwards: () => res.writeHead(302, { location: `${url.searchParams.get('to') ?? '/'}?t=${encodeURIComponent(token)}` }).end(),
+      };
+      return void forms[url.searchParams.get('form') ?? '']?.();
+    }
     if (url.pathname === '/big') return void res.end('x'.repeat(100_000));
     if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
     if (url.pathname === '/loop') return void res.writeHead(302, { location: `/loop?n=${Number(url.searchParams.get('n') ?? 0) + 1}` }).end();
@@ -247,6 +264,21 @@ describe('fetch capability', () => {
     const answer = await fetch({ url: `${A}/escaped` });
     expect(answer).toMatchObject({ ok: true, value: { status: 200, headers: { 'x-html': '[REDACTED]' } } });
     expect(answer.value!.body.split('\n')).toEqual(['"[REDACTED]"', '"[REDACTED]"', '[REDACTED]', '"[REDACTED]"', '[REDACTED]', '[REDACTED]']);
+  });
+
+  it('refuses an answer still holding a secret however wrapped (nested JSON, wrapped base64, UTF-16, quoted-printable, encoded twice), and a redirect carrying it on', async () => {
+    const token = 'sk_live/AbC+dEf=gH1jK2lM3nO4pQ5==';
+    const manifest = { network: { allow: [A, B] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+    const { fetch } = await open(manifest, { network: { allow: [A, B] }, secrets: { API_TOKEN: token } });
+    const forms = ['nested', 'ruby', 'utf16', 'qp', 'twice'];
+    const answers: Record<string, unknown> = {};
+    for (const form of forms) answers[form] = await fetch({ url: `${A}/wrapped?form=${form}` });
+    expect(answers).toEqual(Object.fromEntries(forms.map((form) => [form, { ok: false, error: 'capability fetch failed' }])));
+    const before = seen.length;
+    expect(await fetch({ url: `${A}/wrapped?form=onwards&to=${encodeURIComponent(`${B}/echo`)}` })).toEqual({ ok: false, error: 'capability fetch failed' });
+    expect(seen.slice(before).map((hit) => hit.server)).toEqual(['a']);
+    // An answer with no echo goes through as ever.
+    expect(await fetch({ url: `${A}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
   });
 
   it('warns, at check and at load, of a secret the manifest names that the host does not supply', async () => {

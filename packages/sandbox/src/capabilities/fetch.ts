@@ -15,12 +15,14 @@ import { isInternalAddress } from './address-check.js';
 import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './network-origins.js';
 import type { BoundSecret } from './secret-binding.js';
 import { secretScrubber } from './secret-redaction.js';
+import { echoesSecret } from './secret-echo-screen.js';
 
 export const DEFAULT_MAX_REQUESTS_PER_CALL = 10;
 export const DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024;
 /** The capability channel carries 1 MiB of JSON; escapes can double a body. */
 export const MAX_RESPONSE_BYTES_CAP = 512 * 1024;
 const MAX_REDIRECTS = 5;
+const ECHO_REFUSED = 'fetch: the answer echoes a secret in a form that cannot be redacted';
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Headers only the host sets: framing, routing and connection management. */
@@ -72,6 +74,8 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
       const location = response.location;
       if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets);
       if (hop >= MAX_REDIRECTS) throw new CapabilityRefusal('fetch: too many redirects');
+      // A location that echoes a secret would carry it to the next origin in its URL.
+      if (echoesSecret([location], sentValues(secrets))) throw new CapabilityRefusal(ECHO_REFUSED);
       url = parseUrl(new URL(location, url).href);
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
         method = 'GET';
@@ -218,6 +222,11 @@ function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<stri
 }
 
 /** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */
+/** The secret values this call could send. */
+function sentValues(secrets: readonly AppliedSecret[]): string[] {
+  return secrets.flatMap((secret) => (secret.value === undefined ? [] : [secret.value]));
+}
+
 function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
   const sent = secrets.flatMap((secret) => (secret.value === undefined ? [] : [{ value: secret.value, header: secret.format.split('{secret}').join(secret.value) }]));
   const scrub = secretScrubber(sent, '');
@@ -230,5 +239,8 @@ function redact(answer: { status: number; headers: Record<string, string>; body:
     if (name === 'content-length') continue;
     headers[scrubName(name)] = scrub(value);
   }
-  return { status: answer.status, headers, body: scrub(answer.body) };
+  const body = scrub(answer.body);
+  // What the spellings missed (nested escapes, wrapped base64, UTF-16...): the answer is refused whole.
+  if (echoesSecret([...Object.keys(headers), ...Object.values(headers), body], sentValues(secrets))) throw new CapabilityRefusal(ECHO_REFUSED);
+  return { status: answer.status, headers, body };
 }
