@@ -229,6 +229,20 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await server.end()).toBe(0);
   });
 
+  it('an answer to the approval question that is no elicitation result ends the call APPROVAL_UNAVAILABLE, said in one line', async () => {
+    const server = rawStdio();
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 't', version: '1' } } }));
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'notes/a.md' } } }));
+    const question = await server.answer(0);
+    expect(question).toHaveProperty('method', 'elicitation/create');
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 0, result: {} }));
+    const text = ((await server.answer(4)) as { result: { content: { text: string }[] } }).result.content[0]!.text;
+    expect(text).toBe('Error [APPROVAL_UNAVAILABLE]: delete_file: the approver failed (the client\'s answer is not an elicitation result (action: Invalid option: expected one of "accept"|"decline"|"cancel"))');
+    expect(await server.end()).toBe(0);
+  });
+
   it('an approval question still open when the client closes standard input ends its call as APPROVAL_UNAVAILABLE, and the server at once', async () => {
     const server = rawStdio();
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 't', version: '1' } } }));

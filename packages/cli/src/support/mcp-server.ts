@@ -62,6 +62,17 @@ export interface McpSessionOptions {
   readonly rounded?: RoundedRequests;
 }
 
+/**
+ * The SDK rejects a client's answer that is no elicitation result with zod's whole report, a
+ * JSON dump over many lines that would reach the model: said in one line instead.
+ */
+function malformedAnswer(error: unknown): Error | undefined {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!(error instanceof Error) || !/^\$?ZodError$/.test(error.name) || !Array.isArray(issues)) return undefined;
+  const said = (issues as { path?: unknown; message?: unknown }[]).slice(0, 3).map((issue) => `${Array.isArray(issue.path) && issue.path.length > 0 ? issue.path.join('.') : 'the result'}: ${String(issue.message)}`);
+  return new Error(`the client's answer is not an elicitation result (${said.join('; ')})`);
+}
+
 export function createMcpSession(options: McpSessionOptions): Server {
   const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {}, logging: {} } });
   // One server per session, so the level logging/setLevel sets is this session's alone.
@@ -103,7 +114,9 @@ export function createMcpSession(options: McpSessionOptions): Server {
           requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve this call' } }, required: ['approve'] },
         },
         { signal: asking.signal, ...(relatedRequest(request.callId) === undefined ? {} : { relatedRequestId: relatedRequest(request.callId) }) },
-      );
+      ).catch((error: unknown) => {
+        throw malformedAnswer(error) ?? error;
+      });
       return answer.action === 'accept' && answer.content?.approve === true;
     } finally {
       for (const watchedSignal of watched) watchedSignal.removeEventListener('abort', withdraw);
