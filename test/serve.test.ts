@@ -436,6 +436,15 @@ describe('airlock serve --http: sessions and tenancy', () => {
     await client.connect(transport);
     return { client, transport };
   };
+  /** A session opened with raw HTTP: `post` sends a message on it (as JSON-RPC 2.0 unless `asIs`). */
+  const rawSession = async (url: URL) => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+    const opened = await fetch(url, { method: 'POST', headers, body: initialize });
+    const session = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    const post = (message: object, envelope = true) => fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify(envelope ? { jsonrpc: '2.0', ...message } : message) });
+    return { session, post };
+  };
   const tenantOf = async (client: Client) => {
     const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
     return (result.structuredContent ?? JSON.parse(text(result))) as { tenant: string };
@@ -521,11 +530,7 @@ describe('airlock serve --http: sessions and tenancy', () => {
   it('a call cancelled with notifications/cancelled ends its POST stream unanswered, and its session idles out; its id is not taken over meanwhile', async () => {
     const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
     try {
-      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-      const opened = await fetch(url, { method: 'POST', headers, body: initialize });
-      const session = opened.headers.get('mcp-session-id')!;
-      await opened.text();
-      const post = (message: object) => fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+      const { session, post } = await rawSession(url);
       expect((await post({ method: 'notifications/initialized' })).status).toBe(202);
       const call = await post({ id: 2, method: 'tools/call', params: { name: 'busy_exclusive', arguments: { ms: 20_000 } } });
       expect(call.headers.get('content-type')).toContain('text/event-stream');
@@ -548,11 +553,9 @@ describe('airlock serve --http: sessions and tenancy', () => {
   it('a cancel in a batch ends its stream too; a cancel of id 0, which the SDK ignores, leaves the call answered and its id in use; an id the SDK refused is free', async () => {
     const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
     try {
-      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-      const opened = await fetch(url, { method: 'POST', headers, body: initialize });
-      const session = opened.headers.get('mcp-session-id')!;
-      await opened.text();
-      const post = (message: object) => fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify(message) });
+      const { session, post: postMessage } = await rawSession(url);
+      // Sent as given: a batch, or an envelope of another JSON-RPC version.
+      const post = (message: object) => postMessage(message, false);
       const started = () => stderr().split('busy_exclusive started').length - 1;
       await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
       const cancelledInBatch = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'busy_exclusive', arguments: { ms: 20_000 } } });

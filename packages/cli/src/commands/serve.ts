@@ -245,14 +245,9 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     // mistake, said as such (not as a full server's 503 or 429), and takes no place.
     const noSession = 'missing Mcp-Session-Id header: POST an initialize request first to open a session';
     if (req.method !== 'POST') return refuse(res, 400, -32000, noSession);
-    const body = await readBody(req, MAX_HTTP_BODY_BYTES);
-    if (body === undefined) return refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_HTTP_BODY_BYTES} bytes`, { connection: 'close' });
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return refuse(res, 400, -32700, 'Parse error: Invalid JSON');
-    }
+    const read = await readJsonBody(req, res);
+    if (read === undefined) return;
+    const { parsed } = read;
     if (typeof parsed !== 'object' || parsed === null || (parsed as { method?: unknown }).method !== 'initialize') return refuse(res, 400, -32000, noSession);
     const admission = sessions.admit(tenant);
     if (!admission.ok) return refuse(res, admission.status, -32000, admission.message, admission.status === 503 ? { 'retry-after': String(Math.ceil(idleSeconds)) } : {});
@@ -306,14 +301,9 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       if (req.method !== 'GET') res.once('close', sessions.begin(header as string));
       if (req.method !== 'POST') return open.value.handleRequest(req, res);
       // The body is read here, as text, so its rounded integers are noted before the SDK parses it.
-      const body = await readBody(req, MAX_HTTP_BODY_BYTES);
-      if (body === undefined) return refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_HTTP_BODY_BYTES} bytes`, { connection: 'close' });
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        return refuse(res, 400, -32700, 'Parse error: Invalid JSON');
-      }
+      const read = await readJsonBody(req, res);
+      if (read === undefined) return;
+      const { body, parsed } = read;
       const repeated = idsBy.get(open.value)?.admit(parsed);
       if (repeated !== undefined) {
         log(`session ${header as string}: refused a request reusing id ${logName(JSON.stringify(repeated.id))}, still in progress`);
@@ -351,6 +341,21 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
 const MAX_HTTP_BODY_BYTES = 4 * 1024 * 1024;
 
 /** A request's body as UTF-8 text; undefined once it passes `maxBytes` (reading then stops: the rest is never held). */
+/** A POST's body as text and as JSON; undefined once the request was refused (too large, not JSON). */
+async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<{ body: string; parsed: unknown } | undefined> {
+  const body = await readBody(req, MAX_HTTP_BODY_BYTES);
+  if (body === undefined) {
+    refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_HTTP_BODY_BYTES} bytes`, { connection: 'close' });
+    return undefined;
+  }
+  try {
+    return { body, parsed: JSON.parse(body) as unknown };
+  } catch {
+    refuse(res, 400, -32700, 'Parse error: Invalid JSON');
+    return undefined;
+  }
+}
+
 function readBody(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
   if (Number(req.headers['content-length']) > maxBytes) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
