@@ -200,6 +200,17 @@ describe('airlock serve over stdio: the connection itself', () => {
   }
   const initialize = JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 
+  /** A client that can answer elicitations, whose call `id` of an `ask` tool has the server asking it (its first request, id 0). */
+  async function askedToApprove(id: number): Promise<ReturnType<typeof rawStdio>> {
+    const server = rawStdio();
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 't', version: '1' } } }));
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'notes/a.md' } } }));
+    expect(await server.answer(0)).toHaveProperty('method', 'elicitation/create');
+    return server;
+  }
+
   it('the client closing standard input ends the server with exit 0, once the calls it sent are answered', async () => {
     const server = rawStdio();
     server.send(initialize);
@@ -230,13 +241,7 @@ describe('airlock serve over stdio: the connection itself', () => {
   });
 
   it('an answer to the approval question that is no elicitation result ends the call APPROVAL_UNAVAILABLE, said in one line', async () => {
-    const server = rawStdio();
-    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 't', version: '1' } } }));
-    await server.answer('init');
-    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-    server.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'notes/a.md' } } }));
-    const question = await server.answer(0);
-    expect(question).toHaveProperty('method', 'elicitation/create');
+    const server = await askedToApprove(4);
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 0, result: {} }));
     const text = ((await server.answer(4)) as { result: { content: { text: string }[] } }).result.content[0]!.text;
     expect(text).toBe('Error [APPROVAL_UNAVAILABLE]: delete_file: the approver failed (the client\'s answer is not an elicitation result (action: Invalid option: expected one of "accept"|"decline"|"cancel"))');
@@ -244,13 +249,8 @@ describe('airlock serve over stdio: the connection itself', () => {
   });
 
   it('an approval question still open when the client closes standard input ends its call as APPROVAL_UNAVAILABLE, and the server at once', async () => {
-    const server = rawStdio();
-    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 't', version: '1' } } }));
-    await server.answer('init');
-    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-    server.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'notes/a.md' } } }));
-    // The server's first request of its own: the question, which this client never answers.
-    expect(await server.answer(0)).toHaveProperty('method', 'elicitation/create');
+    // The question, which this client never answers.
+    const server = await askedToApprove(3);
     const answered = server.answer(3);
     const clock = performance.now();
     expect(await server.end()).toBe(0);
