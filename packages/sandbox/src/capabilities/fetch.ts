@@ -241,6 +241,6 @@ function redact(answer: { status: number; headers: Record<string, string>; body:
   }
   const body = scrub(answer.body);
   // What the spellings missed (nested escapes, wrapped base64, UTF-16...): the answer is refused whole.
-  if (echoesSecret([...Object.keys(headers), ...Object.values(headers), body], sentValues(secrets))) throw new CapabilityRefusal(ECHO_REFUSED);
+  if (echoesSecret([...Object.keys(headers), ...Object.values(headers), body], sent.map(({ value }) => value))) throw new CapabilityRefusal(ECHO_REFUSED);
   return { status: answer.status, headers, body };
 }
