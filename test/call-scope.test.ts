@@ -105,6 +105,14 @@ for (const mode of ['process', 'in-process'] as const) {
       expect(setup.stores.get('attacker')?.get('stolen') ?? null).not.toBe('the victim secret');
     });
 
+    it.each(['fresh', 'warm'])('answer-raced-with-return.js (%s realms): an answer the host gave before it saw the tool return runs nothing in the realm', async (realm) => {
+      const setup = await open([{ fixture: 'hostile/answer-raced-with-return.js', manifest: { realm, capabilities: KV } }], { mode });
+      expect(await setup.call('attack', 'attacker', 'attack-1')).toMatchObject({ isError: false, value: 'returned' });
+      // The request reached the host (and was answered) while the call ran: the race was run.
+      expect(setup.seen).toEqual([{ name: 'kv.get', tenant: 'attacker', callId: 'attack-1', from: 'raced' }]);
+      expect(await setup.call('benign', 'victim', 'victim-1', { text: 'next' })).toMatchObject({ isError: false, value: { echoed: 'next' } });
+    });
+
     it.each(['fresh', 'warm'])('late-handler-spin.js (%s realms): an answer that arrives after the call ended runs nothing, and the worker keeps serving every tenant', async (realm) => {
       let answer!: (value: JsonValue) => void;
       const late = new Promise<JsonValue>((resolve) => {

@@ -27,6 +27,8 @@ interface Waiter {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
   readonly name: string;
+  /** The call that asked: its answer is handed over only while that call's tool runs. */
+  readonly token: string;
 }
 
 type Descriptor = Record<string, unknown>;
@@ -546,6 +548,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
               reject(error);
             },
             name,
+            token,
           };
           try {
             toHost(['capability', token, id, name, text]);
@@ -716,10 +719,18 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     toHost(['report', token, outcome[0], outcome[1]]);
   }
 
+  /**
+   * Hands an answer to the request waiting for it, while its call's tool still runs. The host
+   * stops answering at the report, but learns of a report made by the task's own value only
+   * when that task settles, and may answer meanwhile: such an answer is dropped here (its
+   * promise waits for ever, as after any report), or code the plugin left behind would run
+   * after its call answered (a leftover loop once spun its call into CPU_LIMIT that way).
+   */
   function deliver(id: number, ok: boolean, payload: string): void {
     const waiter = waiting[id];
     if (waiter === undefined) return;
     delete waiting[id];
+    if (waiter.token !== runningToken) return;
     if (ok) waiter.resolve(parse(payload));
     else waiter.reject(capabilityError(waiter.name, payload));
   }
