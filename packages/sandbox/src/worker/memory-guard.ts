@@ -15,6 +15,14 @@ const WATCH_SHARE = 0.5;
 /** How often an idle worker looks, for memory another worker's tasks made. */
 const LOOK_EVERY_MS = 100;
 /**
+ * How often it looks, reading the resident size afresh, while the process is past the watch
+ * share: a call can grow its isolate by 80 MiB between two samples 100 ms apart, and two such
+ * calls at once once took a process past the mark that retires it (90%) before either
+ * worker evicted. Looking closer, not ahead: making room for what a call's `memoryMb` might
+ * take let any tenant evict its neighbours by declaring 512 MiB (an outside attacker's find).
+ */
+const CLOSE_LOOK_EVERY_MS = 20;
+/**
  * Growth past the size at the last relief before the next one. The allocator keeps much of
  * what an evicted isolate freed and hands it out again, so the resident size may not drop:
  * evicting again at the same size would empty every tenant's isolates for nothing.
@@ -27,6 +35,8 @@ export class MemoryGuard {
   readonly #watchBytes: number;
   /** The resident size at the last relief, while the process stays over the mark. */
   #lastRelief: number | undefined;
+  /** The close look, while the process is past the watch share. */
+  #closeLook: ReturnType<typeof setInterval> | undefined;
 
   constructor(runner: IsolateRunner, ceilingMb: number) {
     this.#runner = runner;
@@ -45,20 +55,8 @@ export class MemoryGuard {
     this.#look(process.memoryUsage.rss());
   }
 
-  /**
-   * Before a call, whose isolate may grow by up to its plugin's `memoryMb` faster than a look
-   * after a task (or every 100 ms) notices: two such calls at once once took the process past
-   * the mark that retires it (90%) before either worker evicted. When the process is near
-   * the mark, room for the call's growth is made first, from idle isolates. Reads only the
-   * last sample unless it is near.
-   */
-  beforeCall(memoryMb: number): void {
-    const growth = memoryMb * MIB;
-    if (sampledResidentBytes() + growth < this.#pressureBytes) return;
-    this.#look(process.memoryUsage.rss() + growth);
-  }
-
   #look(residentBytes: number): void {
+    if (residentBytes >= this.#watchBytes) this.#lookClosely();
     if (residentBytes < this.#pressureBytes) {
       this.#lastRelief = undefined;
       return;
@@ -69,5 +67,18 @@ export class MemoryGuard {
     const over = residentBytes - (this.#lastRelief ?? this.#pressureBytes);
     this.#runner.relieveMemory(over + REGROWTH_BYTES);
     this.#lastRelief = residentBytes;
+  }
+
+  #lookClosely(): void {
+    if (this.#closeLook !== undefined) return;
+    this.#closeLook = setInterval(() => {
+      const residentBytes = process.memoryUsage.rss();
+      if (residentBytes < this.#watchBytes) {
+        clearInterval(this.#closeLook);
+        this.#closeLook = undefined;
+      }
+      this.#look(residentBytes);
+    }, CLOSE_LOOK_EVERY_MS);
+    this.#closeLook.unref();
   }
 }

@@ -98,7 +98,6 @@ export default async function runSandboxTask({ task: sent, capabilityPort, clock
   if (cancelled()) return NOT_DISPATCHED;
   const task = sources.restore(sent, source);
   if (task.kind === 'call' && task.fault !== undefined) injectFault(task.fault, { tenant: task.tenant, plugin: task.plugin.name });
-  if (task.kind === 'call') memoryGuard?.beforeCall(task.plugin.limits.memoryMb);
   const bridge = capabilityPort === undefined ? undefined : overPort(capabilityPort);
   try {
     return await runner.run(task, bridge?.handler, cancelled);
