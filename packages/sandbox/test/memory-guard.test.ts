@@ -36,7 +36,7 @@ describe('MemoryGuard', () => {
     vi.advanceTimersByTime(20);
     expect(asked).toHaveLength(1);
     expect(asked[0]).toBeGreaterThan(16 * MIB);
-    expect(grown.length).toBeGreaterThan(0);
+    grown.fill(0); // held until the look has read it
   });
 
   it('under half its ceiling, keeps to its 100 ms looks', () => {
