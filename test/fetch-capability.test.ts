@@ -21,7 +21,14 @@ function serve(name: 'a' | 'b'): Promise<Server> {
   const server = createServer((req: IncomingMessage, res) => {
     seen.push({ server: name, url: req.url ?? '', authorization: req.headers.authorization });
     const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/echo') return void res.end(JSON.stringify({ headers: req.headers }));
+    if (url.pathname === '/echo') {
+      // Honours a range, as static hosts, CDNs and caches do: a slice of the echo.
+      const echo = Buffer.from(JSON.stringify({ headers: req.headers }));
+      const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+      if (range === null) return void res.end(echo);
+      const [from, to] = [Number(range[1]), Math.min(Number(range[2]), echo.length - 1)];
+      return void res.writeHead(206, { 'content-range': `bytes ${from}-${to}/${echo.length}` }).end(echo.subarray(from, to + 1));
+    }
     // Echoes as other servers spell it: JSON with "/" escaped (PHP), percent-encoded, and the token in base64.
     if (url.pathname === '/respell') {
       const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
@@ -279,6 +286,25 @@ describe('fetch capability', () => {
     expect(seen.slice(before).map((hit) => hit.server)).toEqual(['a']);
     // An answer with no echo goes through as ever.
     expect(await fetch({ url: `${A}/hello` })).toMatchObject({ ok: true, value: { body: 'hello from a' } });
+  });
+
+  it('refuses a range on a request that carries a secret: slices of an echo would each pass the screen', async () => {
+    const token = 'Zq9xT7mK2pLw4vRb8nYc';
+    const manifest = { network: { allow: [A, B] }, secrets: { API_TOKEN: { origins: [A], header: 'x-api-key', format: '{secret}' } } };
+    const { fetch } = await open(manifest, { network: { allow: [A, B] }, secrets: { API_TOKEN: token } });
+    const refused = { ok: false, error: 'capability fetch failed' };
+    for (const headers of [{ range: 'bytes=0-5' }, { Range: 'bytes=6-11' }, { 'if-range': 'x', range: 'bytes=0-0' }]) {
+      expect(await fetch({ url: `${A}/echo`, headers }), JSON.stringify(headers)).toEqual(refused);
+      // Nor carried onto the secret's origin by a redirect from one without it.
+      expect(await fetch({ url: `${B}/redirect?to=${encodeURIComponent(`${A}/echo`)}`, headers }), JSON.stringify(headers)).toEqual(refused);
+    }
+    expect(seen.filter((hit) => hit.server === 'a')).toEqual([]);
+    // Where no secret goes, a range is an ordinary request.
+    expect(await fetch({ url: `${B}/echo`, headers: { range: 'bytes=0-1' } })).toMatchObject({ ok: true, value: { status: 206, body: '{"' } });
+    // And the whole echo to the secret's origin is redacted as ever.
+    const whole = await fetch({ url: `${A}/echo` });
+    expect(whole).toMatchObject({ ok: true, value: { status: 200 } });
+    expect(whole.value!.body).toContain('"x-api-key":"[REDACTED]"');
   });
 
   it('warns, at check and at load, of a secret the manifest names that the host does not supply', async () => {

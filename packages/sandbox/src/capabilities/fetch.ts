@@ -27,6 +27,8 @@ const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Headers only the host sets: framing, routing and connection management. */
 export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'accept-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+/** Headers that ask for part of an answer: refused on a request that carries a secret. */
+const PART_HEADERS: readonly string[] = ['range', 'if-range'];
 
 /** Resolves a host name to its addresses; the default asks the OS (tests pass their own). */
 export type Resolver = (hostname: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
@@ -69,8 +71,12 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
       const count = (requestCounts.get(context) ?? 0) + 1;
       requestCounts.set(context, count);
       if (count > maxRequests) throw new CapabilityRefusal('fetch: too many requests in this call');
+      const carried = secretHeaders(secrets, url);
+      // A range asks an honest server for a slice of its answer: slices of an echo of the
+      // secret, each shorter than the secret, would pass the redaction and the screen.
+      if (Object.keys(carried).length > 0 && PART_HEADERS.some((name) => Object.hasOwn(headers, name))) throw new CapabilityRefusal('fetch: a request that carries a secret cannot ask for part of the answer (range)');
       // identity: a compressed echo of a secret would pass the redaction unread.
-      const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url), 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
+      const response = await oneHop(url, method, { ...headers, ...carried, 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
       const location = response.location;
       if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets);
       if (hop >= MAX_REDIRECTS) throw new CapabilityRefusal('fetch: too many redirects');
@@ -176,7 +182,6 @@ interface AppliedSecret {
   readonly format: string;
 }
 
-/** A value that can go into a header: a non-empty line of text. */
 /**
  * Printable ASCII, inner spaces and tabs allowed, none at either end. An honest echo of any
  * other value comes back changed, and so past the redaction: HTTP trims a header value's
@@ -221,12 +226,12 @@ function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<stri
   return headers;
 }
 
-/** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */
 /** The secret values this call could send. */
 function sentValues(secrets: readonly AppliedSecret[]): string[] {
   return secrets.flatMap((secret) => (secret.value === undefined ? [] : [secret.value]));
 }
 
+/** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */
 function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
   const sent = secrets.flatMap((secret) => (secret.value === undefined ? [] : [{ value: secret.value, header: secret.format.split('{secret}').join(secret.value) }]));
   const scrub = secretScrubber(sent, '');
