@@ -152,6 +152,8 @@ export function createEngine(options: EngineOptions): Engine {
   const run = (calls: readonly ToolCallRequest[], turn?: TurnOptions): Promise<ToolResult[]> => {
     // A caller's mistake, said as an AirlockError (a Set or null would fail deep inside as a TypeError).
     if (!Array.isArray(calls)) return Promise.reject(new AirlockError('INVALID_OPTION', 'run(calls): calls must be an array of tool calls', { path: 'calls' }));
+    const refusal = turnOptionsRefusal(turn);
+    if (refusal !== undefined) return Promise.reject(refusal);
     return runTurn(config, calls, turn);
   };
   const formatOf = <P extends ProviderId>(provider: P): (typeof PROVIDERS)[P] => {
@@ -180,3 +182,14 @@ export function createEngine(options: EngineOptions): Engine {
   };
 }
 
+/** A turn's options as a caller may get them wrong: said as INVALID_OPTION, not met deep inside as a TypeError. */
+function turnOptionsRefusal(turn: unknown): AirlockError | undefined {
+  if (turn === undefined) return undefined;
+  if (typeof turn !== 'object' || turn === null) return new AirlockError('INVALID_OPTION', 'run(calls, options): options must be an object ({ signal?, tenant? })', { path: 'options' });
+  const { signal, tenant } = turn as { signal?: unknown; tenant?: unknown };
+  if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof (signal as AbortSignal).aborted !== 'boolean' || typeof (signal as AbortSignal).addEventListener !== 'function')) {
+    return new AirlockError('INVALID_OPTION', 'run(calls, options): options.signal must be an AbortSignal', { path: 'options.signal' });
+  }
+  if (tenant !== undefined && typeof tenant !== 'string') return new AirlockError('INVALID_OPTION', 'run(calls, options): options.tenant must be a string', { path: 'options.tenant' });
+  return undefined;
+}

@@ -16,6 +16,9 @@ describe('parse stage', () => {
     await expect(e.run(new Set([call('t')]) as never)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     expect(() => e.tools('nope' as never)).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
     await expect(e.runMessage('nope' as never, {})).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    await expect(e.run([call('t')], { signal: 'x' } as never)).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { path: 'options.signal' } });
+    await expect(e.run([call('t')], { tenant: 7 } as never)).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { path: 'options.tenant' } });
+    await expect(e.run([call('t')], 'acme' as never)).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { path: 'options' } });
     // eslint-disable-next-line no-sparse-arrays
     const results = await e.run([, call('t', {}, 'second')] as never);
     expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['INVALID_ARGS', 'ok']);
@@ -69,6 +72,11 @@ describe('parse stage', () => {
     const [result] = await engine([tool('t')]).run([call(name)]);
     expect(failure(result).error.code).toBe('UNKNOWN_TOOL');
     expect(failure(result).error.message).toContain('Available tools: t');
+  });
+
+  it('an unknown tool\'s answer echoes at most 128 characters of the name the model sent', async () => {
+    const [result] = await engine([tool('t')]).run([call('x'.repeat(2_000_000))]);
+    expect(failure(result).error.message).toBe(`no tool named "${'x'.repeat(128)}…". Available tools: t.`);
   });
 
   it('an unknown tool\'s answer names only the tools this tenant may call at all', async () => {
@@ -420,6 +428,23 @@ describe('execute stage', () => {
     const t = tool('t', { execute: () => { throw new ToolCallError('CPU_LIMIT', 't: used more than 10 ms of CPU'); } });
     const [result] = await engine([t]).run([call('t')]);
     expect(failure(result).error).toEqual({ code: 'CPU_LIMIT', message: 't: used more than 10 ms of CPU' });
+  });
+
+  it('a ToolCallError keeps its words but not host paths, stack frames or unbounded length', async () => {
+    const leaky = tool('leaky', { execute: () => { throw new ToolCallError('TOOL_ERROR', "ENOENT open '/home/alice/.ssh/id_rsa'\n    at readKey (/srv/app/keys.js:10:5)"); } });
+    const long = tool('long', { execute: () => { throw new ToolCallError('TOOL_ERROR', 'x'.repeat(5_000_000)); } });
+    const [first, second] = await engine([leaky, long]).run([call('leaky'), call('long', {}, 'c2')]);
+    expect(failure(first).error).toEqual({ code: 'TOOL_ERROR', message: "ENOENT open '<path>'" });
+    expect(failure(second).error.message.length).toBeLessThan(2100);
+    expect(JSON.stringify(second!.content).length).toBeLessThan(2200);
+  });
+
+  it('a thrown Proxy whose traps throw is an unreadable throw, not a pipeline failure quoting the trap', async () => {
+    const onError = vi.fn();
+    const t = tool('t', { execute: () => { throw new Proxy({}, { get() { throw new Error('db password rejected for admin'); } }); } });
+    const [result] = await engine([t], { observers: { onError } }).run([call('t')]);
+    expect(failure(result).error).toEqual({ code: 'TOOL_ERROR', message: 't: a non-Error value was thrown' });
+    expect(onError).not.toHaveBeenCalled();
   });
 });
 

@@ -4,6 +4,7 @@
 // and the tool read /etc/passwd from its merged copy. No tool can declare such a property
 // (the validator refuses one), so a call holding the key, anywhere, is refused before the gate.
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createEngine, defineTool, type JsonValue, type ToolFailure } from '../src/index.js';
 import { call } from './helpers.js';
 
@@ -45,5 +46,37 @@ describe('arguments holding a "__proto__" key', () => {
     const [result] = await engine.run([call('read', '{"path": "/tmp/__proto__", "opts": {"x__proto__": "__proto__"}}')]);
     expect(result?.isError).toBe(false);
     expect(received).toHaveLength(1);
+  });
+});
+
+describe('a "__proto__" key made by a zod tool\'s own parse', () => {
+  const received: JsonValue[] = [];
+  // A JSON string field, parsed by the schema: the model's text becomes keys after the check.
+  const configure = defineTool({
+    name: 'configure',
+    description: 'applies options given as JSON text',
+    parameters: z.object({ options: z.string().transform((text) => JSON.parse(text) as unknown) }),
+    execute: (args) => {
+      received.push(args as JsonValue);
+      return { path: (Object.assign({}, (args as { options: object }).options) as { path?: string }).path ?? null };
+    },
+  });
+  const whole = defineTool({ name: 'whole', description: 'x', parameters: z.object({}).transform(() => 5), execute: (args) => (received.push(args as JsonValue), 'ran') });
+  const engine = createEngine({ tools: [configure, whole], policy: { default: 'allow' } });
+
+  it('is INVALID_ARGS, as it is in the raw arguments, and the tool never runs', async () => {
+    received.length = 0;
+    const [result] = await engine.run([call('configure', JSON.stringify({ options: '{"__proto__": {"path": "/etc/passwd"}}' }))]);
+    expect((result as ToolFailure).error).toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('options holds, once parsed by the tool\'s schema, a key named "__proto__"') });
+    expect(received).toEqual([]);
+    const [plain] = await engine.run([call('configure', JSON.stringify({ options: '{"path": "/tmp/a"}' }))]);
+    expect(plain).toMatchObject({ isError: false, value: { path: '/tmp/a' } });
+  });
+
+  it('a schema that turns the arguments into no object is the tool\'s error, and the tool never runs', async () => {
+    received.length = 0;
+    const [result] = await engine.run([call('whole', '{}')]);
+    expect((result as ToolFailure).error).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringContaining('not an object') });
+    expect(received).toEqual([]);
   });
 });

@@ -31,6 +31,11 @@ export class AirlockError extends Error {
 
   /** For subclasses: each brands its instances with `Symbol.for(<its marker>)`. */
   protected static hasMarker(value: unknown, markerName: string): boolean {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[Symbol.for(markerName)] === true;
+    if (typeof value !== 'object' || value === null) return false;
+    try {
+      return (value as Record<symbol, unknown>)[Symbol.for(markerName)] === true;
+    } catch {
+      return false; // a thrown Proxy or getter: no error of ours, whatever its trap says
+    }
   }
 }

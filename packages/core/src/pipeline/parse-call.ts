@@ -16,11 +16,13 @@ import type { PipelineLimits } from './pipeline-limits.js';
 export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true): ParsedCall {
   const id = request.id;
   const name = String(request.name);
+  // The model's text, echoed in messages only this long: a name of megabytes would fill its context.
+  const shown = name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name;
   // A call without an id cannot be matched to its result: answered under its position, never run.
-  if (id === undefined || id === null || id === '') return failed(index, standIn(index), name, registry.get(name), 'INVALID_ARGS', `${name}: the call has no id (tool call ids are non-empty strings)`);
+  if (id === undefined || id === null || id === '') return failed(index, standIn(index), name, registry.get(name), 'INVALID_ARGS', `${shown}: the call has no id (tool call ids are non-empty strings)`);
   const callId = String(id);
   const tool = registry.get(name);
-  if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, name, listable));
+  if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, shown, listable));
   const parsed = parseJsonArguments(request.arguments, limits);
   if (!parsed.ok) return failed(index, callId, name, tool, 'INVALID_ARGS', `${name}: ${parsed.message}`);
   const value = parsed.value;
@@ -33,6 +35,8 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   if (!prepared.ok) return failed(index, callId, name, tool, prepared.code, `${name}: ${prepared.message}`);
   return { index, callId, name, tool, args: prepared.value, failure: undefined };
 }
+
+const MAX_SHOWN_NAME = 128;
 
 function failed(index: number, callId: string, name: string, tool: RegisteredTool | undefined, code: NonNullable<ParsedCall['failure']>['code'], message: string): ParsedCall {
   return { index, callId, name, tool, args: undefined, failure: { code, message } };

@@ -1,7 +1,7 @@
 // The one place a thrown value becomes failure text the model reads. A ToolCallError is
-// deliberate (a tool or the sandbox choosing its code and wording) and is kept as it is;
-// anything else loses host paths and stack frames: a body's throw is TOOL_ERROR, a host
-// hook's throw is quoted as the reason of its denial.
+// deliberate (a tool or the sandbox choosing its code and wording) and keeps its code and
+// words; every message loses host paths and stack frames and is bounded: a body's throw is
+// TOOL_ERROR, a host hook's throw is quoted as the reason of its denial.
 import type { ResultCode } from '../errors/result-codes.js';
 import { ToolCallError } from '../errors/tool-call-error.js';
 import { messageOf, sanitizeMessage } from '../util/sanitize-message.js';
@@ -21,6 +21,8 @@ export function hookFailureText(thrown: unknown): string {
 export function thrownFailure(toolName: string, thrown: unknown): { readonly code: ResultCode; readonly message: string } {
   // A code outside the catalogue (from untyped JavaScript) is no code a model or operator can read: TOOL_ERROR.
   // Its message too may be anything in untyped JavaScript: the result's message is always text.
-  if (ToolCallError.isInstance(thrown)) return { code: isResultCode(thrown.code) ? thrown.code : 'TOOL_ERROR', message: typeof thrown.message === 'string' ? thrown.message : messageOf(thrown) };
+  // Its wording is kept, but not host paths, stack frames or unbounded length: a trusted tool
+  // rethrowing a file system error as its own would hand the model the host's paths.
+  if (ToolCallError.isInstance(thrown)) return { code: isResultCode(thrown.code) ? thrown.code : 'TOOL_ERROR', message: sanitizeMessage(typeof thrown.message === 'string' ? thrown.message : messageOf(thrown)) };
   return { code: 'TOOL_ERROR', message: toolErrorMessage(toolName, thrown) };
 }

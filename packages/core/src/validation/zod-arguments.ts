@@ -5,7 +5,8 @@
 // passed into ones it would have refused.
 import type { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error.js';
-import type { JsonObject } from '../json/json-types.js';
+import { freezeParsedJson } from '../json/freeze-parsed-json.js';
+import type { JsonObject, JsonValue } from '../json/json-types.js';
 import { snapshotJson } from '../json/snapshot-json.js';
 import { messageOf } from '../util/sanitize-message.js';
 import { listProblems } from './describe-errors.js';
@@ -24,13 +25,20 @@ export function parseZodArguments(schema: z.ZodType, args: JsonObject, maxDepth:
     return { ok: false, code: 'TOOL_ERROR', message: `its zod parameters failed while parsing the arguments (${messageOf(error)})` };
   }
   if (!parsed.success) return { ok: false, code: 'INVALID_ARGS', message: `invalid arguments: ${listProblems(parsed.error.issues, describeIssue)}` };
+  let value: JsonValue;
   try {
     // What the body receives is what the policy reads: plain, frozen JSON.
-    return { ok: true, value: snapshotJson(parsed.data, { label: 'arguments', maxDepth }) as JsonObject };
+    value = snapshotJson(parsed.data, { label: 'arguments', maxDepth });
   } catch (error) {
     const reason = AirlockError.isInstance(error) ? error.message : messageOf(error);
     return { ok: false, code: 'TOOL_ERROR', message: `its zod parameters turned the arguments into something that is not JSON (${reason}); a permission rule could not read it, so transforms must return JSON` };
   }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, code: 'TOOL_ERROR', message: 'its zod parameters turned the arguments into something that is not an object; transforms of the whole arguments must return one' };
+  // A transform can make keys of the model's text (a JSON string field parsed): the same
+  // refusal as for the raw arguments, or a tool copying them would take one as a prototype.
+  const bad = freezeParsedJson(value);
+  if (bad !== undefined && 'prototypeKey' in bad) return { ok: false, code: 'INVALID_ARGS', message: `${bad.path === '(the root)' ? 'the arguments hold' : `${bad.path} holds`}, once parsed by the tool's schema, a key named "__proto__", which no tool takes; leave it out` };
+  return { ok: true, value: value as JsonObject };
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
