@@ -300,6 +300,21 @@ describe('execute stage', () => {
     expect(failure(result).error.code).toBe('ABORTED');
   });
 
+  it('a wrapper\'s own signal ends the call when it aborts, even if the body never looks at it', async () => {
+    const ignoring = tool('t', { execute: () => new Promise(() => undefined) });
+    const deadline = engine([ignoring], { executeWrappers: [(_exec, next) => next({ signal: AbortSignal.timeout(20) })] });
+    const [timedOut] = await deadline.run([call('t')]);
+    expect(failure(timedOut).error).toEqual({ code: 'TIMEOUT', message: 't: timed out (a deadline the host set for this call passed)' });
+    const scope = new AbortController();
+    const started = deferred();
+    const watched = tool('t', { execute: () => (started.resolve(), new Promise(() => undefined)) });
+    const scoped = engine([watched], { executeWrappers: [(_exec, next) => next({ signal: scope.signal })] }).run([call('t')]);
+    await started.promise;
+    scope.abort();
+    const [aborted] = await scoped;
+    expect(failure(aborted).error.code).toBe('ABORTED');
+  });
+
   it('a wrapper that waits past the cancellation never runs the body of a call answered as not run', async () => {
     const controller = new AbortController();
     let release!: () => void;
@@ -449,6 +464,19 @@ describe('execute stage', () => {
 });
 
 describe('post-process and result', () => {
+  it('metadata is copied as frozen JSON when set: the tool\'s later changes never reach the frozen result, and what JSON cannot carry fails the call', async () => {
+    const live = { n: 1, nested: { list: [1] } };
+    const keeps = tool('keeps', { execute: (_args, exec) => (exec.setMetadata({ live }), exec.setMetadata({ more: true }), 'ok') });
+    const [result] = await engine([keeps]).run([call('keeps')]);
+    live.n = 2;
+    live.nested.list.push(2);
+    expect(result!.metadata).toEqual({ live: { n: 1, nested: { list: [1] } }, more: true });
+    expect(Object.isFrozen(result!.metadata!.live)).toBe(true);
+    const bad = tool('bad', { execute: (_args, exec) => (exec.setMetadata({ big: 10n } as never), 'ok') });
+    const [refused] = await engine([bad]).run([call('bad')]);
+    expect(failure(refused).error).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringContaining("setMetadata's argument is not lossless JSON at big") });
+  });
+
   it('a value that fails the output schema is INVALID_TOOL_OUTPUT', async () => {
     const t = tool('t', { output: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }, execute: () => ({ n: 'x' }) });
     const [result] = await engine([t]).run([call('t')]);

@@ -1,6 +1,6 @@
 // Thrown by a tool body (or an executor such as the sandbox) to end its call with a chosen
 // result code instead of TOOL_ERROR. It never leaves the pipeline: the execute stage turns
-// it into a failure result, its message kept as written.
+// it into a failure result, its words kept, host paths and stack frames taken out.
 import { AirlockError } from './airlock-error.js';
 import type { ResultCode } from './result-codes.js';
 

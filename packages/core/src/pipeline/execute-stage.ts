@@ -1,6 +1,8 @@
 // Stage 4: runs the body under the host deadline. The only stage that may replace the
 // abort signal, and every replacement is fused with the caller's.
+import { AirlockError } from '../errors/airlock-error.js';
 import { ToolCallError } from '../errors/tool-call-error.js';
+import { snapshotJson } from '../json/snapshot-json.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import type { ResultMetadata } from '../result/tool-result.js';
 import type { ExecContext } from '../tool/tool-definition.js';
@@ -27,7 +29,11 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     signal: execSignal,
     tenant,
     setMetadata: (next) => {
-      metadata = { ...metadata, ...next };
+      // Copied as frozen JSON now: the result is frozen, so it must not hold the tool's live
+      // objects (changed after the call) or what JSON cannot carry. Refused: an AirlockError to the tool.
+      const copy = snapshotJson(next, { label: `${call.name}: setMetadata's argument` });
+      if (copy === null || typeof copy !== 'object' || Array.isArray(copy)) throw new AirlockError('INVALID_OPTION', `${call.name}: setMetadata takes an object of JSON values`, { path: 'metadata' });
+      metadata = { ...metadata, ...(copy as ResultMetadata) };
     },
   });
 
@@ -42,7 +48,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
       bodyStarted = true;
       return definition.execute(args, makeExec(execSignal));
     }
-    return wrapper(makeExec(execSignal), (replace) => invoke(depth + 1, replace?.signal === undefined ? execSignal : mergeAbortSignals(execSignal, replace.signal)));
+    return wrapper(makeExec(execSignal), (replace) => (replace?.signal === undefined ? invoke(depth + 1, execSignal) : untilReplacementAborts(invoke(depth + 1, mergeAbortSignals(execSignal, replace.signal)), replace.signal, call.name, () => bodyStarted)));
   };
 
   const timeoutMs = definition.timeoutMs;
@@ -101,6 +107,24 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
     scope.dispose();
   }
+}
+
+/**
+ * A wrapper's own signal (a deadline, a scope) ends the call when it aborts, as the caller's
+ * does, even if the body never looks at it: TIMEOUT for a timeout's abort, else ABORTED.
+ */
+function untilReplacementAborts<T>(work: Promise<T>, replacement: AbortSignal, name: string, bodyStarted: () => boolean): Promise<T> {
+  const stop = (): ToolCallError => {
+    if ((replacement.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') return new ToolCallError('TIMEOUT', `${name}: timed out (a deadline the host set for this call passed)`);
+    return bodyStarted() ? new ToolCallError('ABORTED', `${name}: cancelled while running`) : new ToolCallError('ABORTED_BEFORE_DISPATCH', `${name}: cancelled before it started`);
+  };
+  // Already aborted: the body is never started (its own check refuses it), nothing to race.
+  if (replacement.aborted) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(stop());
+    replacement.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => replacement.removeEventListener('abort', onAbort));
+  });
 }
 
 function thrownOutcome(name: string, error: unknown, metadata: ResultMetadata | undefined): ExecuteOutcome {

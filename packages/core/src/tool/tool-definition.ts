@@ -23,7 +23,11 @@ export interface ExecContext {
   /** Aborts on the caller's cancellation and on the host deadline. */
   readonly signal: AbortSignal;
   readonly tenant: string | undefined;
-  /** Attach accounting (CPU ms, bytes) to the result's metadata. */
+  /**
+   * Attach accounting (CPU ms, bytes) to the result's metadata, merged key by key. Copied as
+   * frozen JSON when called: what JSON cannot carry throws (`NOT_LOSSLESS_JSON`, so the call
+   * fails `TOOL_ERROR`), and later changes to the object passed do not reach the result.
+   */
   readonly setMetadata: (metadata: ResultMetadata) => void;
 }
 
