@@ -154,7 +154,13 @@ export function createEngine(options: EngineOptions): Engine {
     if (!Array.isArray(calls)) return Promise.reject(new AirlockError('INVALID_OPTION', 'run(calls): calls must be an array of tool calls', { path: 'calls' }));
     const refusal = turnOptionsRefusal(turn);
     if (refusal !== undefined) return Promise.reject(refusal);
-    return runTurn(config, calls, turn);
+    let list: readonly ToolCallRequest[];
+    try {
+      list = Array.prototype.slice.call(calls) as ToolCallRequest[]; // read once: a Proxy's traps run here, not mid-turn
+    } catch (error) {
+      return Promise.reject(new AirlockError('INVALID_OPTION', 'run(calls): the list of calls could not be read', { path: 'calls' }, { cause: error }));
+    }
+    return runTurn(config, list, turn);
   };
   const formatOf = <P extends ProviderId>(provider: P): (typeof PROVIDERS)[P] => {
     if (typeof provider !== 'string' || !Object.hasOwn(PROVIDERS, provider)) throw new AirlockError('INVALID_OPTION', `unknown provider ${JSON.stringify(String(provider))} (one of ${Object.keys(PROVIDERS).join(', ')})`, { path: 'provider' });
@@ -171,7 +177,14 @@ export function createEngine(options: EngineOptions): Engine {
     run,
     async runMessage<P extends ProviderId>(provider: P, message: unknown, turn?: TurnOptions) {
       const format = formatOf(provider);
-      const results = await run(format.parseCalls(message), turn);
+      let calls: readonly ToolCallRequest[];
+      try {
+        calls = format.parseCalls(message);
+      } catch (error) {
+        if (AirlockError.isInstance(error)) throw error;
+        throw new AirlockError('INVALID_PROVIDER_MESSAGE', `runMessage: the ${provider} message could not be read`, { provider }, { cause: error });
+      }
+      const results = await run(calls, turn);
       // MCP's reply carries structuredContent for a tool whose tools/list entry (above) declares an outputSchema.
       const messages = provider === 'mcp' ? results.map((result) => mcpCallToolResult(result, registry.get(result.name)?.definition.output)) : format.toolMessages(results);
       return { results, messages: messages as ProviderToolMessage<P>[] };

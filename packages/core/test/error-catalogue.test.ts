@@ -40,3 +40,8 @@ it('no code is documented in both tables', () => {
   const results = new Set(documentedIn('Result codes'));
   expect(documentedIn('Thrown errors').filter((code) => results.has(code))).toEqual([]);
 });
+
+it('the exported catalogues cannot be changed by whoever imports them', () => {
+  expect(Object.isFrozen(RESULT_CODES)).toBe(true);
+  expect(Object.isFrozen(ERROR_CODES)).toBe(true);
+});

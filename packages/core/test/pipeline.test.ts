@@ -19,6 +19,11 @@ describe('parse stage', () => {
     await expect(e.run([call('t')], { signal: 'x' } as never)).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { path: 'options.signal' } });
     await expect(e.run([call('t')], { tenant: 7 } as never)).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { path: 'options.tenant' } });
     await expect(e.run([call('t')], 'acme' as never)).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { path: 'options' } });
+    // Lists and messages whose traps or getters throw: said as AirlockErrors, not their raw throws.
+    const trapped = new Proxy([call('t')], { get: (target, key) => (key === '0' ? (() => { throw new Error('trap'); })() : Reflect.get(target, key)) });
+    await expect(e.run(trapped)).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { path: 'calls' } });
+    const unreadable = { role: 'assistant', get tool_calls() { throw new Error('getter'); } };
+    await expect(e.runMessage('openai', unreadable)).rejects.toMatchObject({ code: 'INVALID_PROVIDER_MESSAGE' });
     // eslint-disable-next-line no-sparse-arrays
     const results = await e.run([, call('t', {}, 'second')] as never);
     expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['INVALID_ARGS', 'ok']);

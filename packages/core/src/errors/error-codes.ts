@@ -1,7 +1,7 @@
 // The one catalogue of the codes Airlock's thrown errors carry, in every package (core,
 // sandbox, cli). docs/errors.md documents each exactly once; a test keeps the two in step.
 // A tool call's failures are results, not thrown: their codes are RESULT_CODES.
-export const ERROR_CODES = [
+export const ERROR_CODES = Object.freeze([
   // Configuration and input, thrown by @airlock/core.
   'INVALID_OPTION',
   'INVALID_TOOL_DEFINITION',
@@ -21,6 +21,6 @@ export const ERROR_CODES = [
   'PRESCHEDULE_FAILED',
   'SCHEDULER_FAILED',
   'OBSERVER_FAILED',
-] as const;
+] as const);
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,6 +1,6 @@
 // The stable failure codes a tool result may carry (DESIGN.md section 2).
 // docs/errors.md documents each one; a test keeps the two in step.
-export const RESULT_CODES = [
+export const RESULT_CODES = Object.freeze([
   'INVALID_ARGS',
   'UNKNOWN_TOOL',
   'PERMISSION_DENIED',
@@ -14,7 +14,7 @@ export const RESULT_CODES = [
   'SANDBOX_CRASH',
   'ABORTED_BEFORE_DISPATCH',
   'ABORTED',
-] as const;
+] as const);
 
 export type ResultCode = (typeof RESULT_CODES)[number];
 
