@@ -164,3 +164,10 @@ describe('registry lookup', () => {
     expect(registry.unregister('echo')).toBe(false);
   });
 });
+
+it('a description accessor is read once: the definition keeps the string that passed the check', () => {
+  let reads = 0;
+  const input = { name: 't', parameters: { type: 'object' }, execute: () => null } as Record<string, unknown>;
+  Object.defineProperty(input, 'description', { enumerable: true, get: () => (reads++ === 0 ? 'reads files' : 42) });
+  expect(defineTool(input as never).description).toBe('reads files');
+});

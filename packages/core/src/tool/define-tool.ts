@@ -46,7 +46,9 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
   for (const key of Object.keys(input)) {
     if (!KNOWN_FIELDS.has(key)) fail(name, key, 'is not one of the thirteen tool fields');
   }
-  if (typeof input.description !== 'string' || input.description.trim() === '') fail(name, 'description', 'must be a non-empty string');
+  // Read once: an accessor could answer the check with a string and the definition with something else.
+  const description: unknown = input.description;
+  if (typeof description !== 'string' || description.trim() === '') fail(name, 'description', 'must be a non-empty string');
   if (input.deferLoading !== undefined && typeof input.deferLoading !== 'boolean') fail(name, 'deferLoading', 'must be a boolean');
   if (typeof input.execute !== 'function') fail(name, 'execute', 'must be a function');
   for (const field of ['projectContent', 'finalizeContent', 'isConcurrencySafe', 'presentCall', 'presentResult'] as const) {
@@ -72,7 +74,7 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
 
   const tool: ToolDefinition<JsonObject, JsonValue> = {
     name,
-    description: input.description,
+    description,
     parameters,
     ...(input.deferLoading === undefined ? {} : { deferLoading: input.deferLoading }),
     ...(output === undefined ? {} : { output }),
