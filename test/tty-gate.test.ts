@@ -39,8 +39,9 @@ describe.skipIf(!hasScript)('hostile text at a terminal', () => {
     expect(plain).toContain('content: "x\\r\\u001b[2K"');
     // An unknown tool named with a clear-screen sequence and a bidi override.
     expect(plain).toContain('\\x1b[2J\\x1b[Hls\\u202e  ✗ UNKNOWN_TOOL');
-    // A plugin error trying clear screen, CR + forged outcome, OSC 0 title, OSC 8 link with ST, 8-bit CSI, RLO, NEL, LS.
-    expect(plain).toContain('crash: \\x1b[2J\\x1b[H\\r\\x1b[2K✓ ok\\n2 calls: 2 succeeded, 0 failed\\x1b]0;owned\\x07\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\\\x9b31m\\u202edenied\\x85\\u2028');
+    // A plugin error trying clear screen, CR + forged outcome, OSC 0 title, OSC 8 link with ST,
+    // 8-bit CSI, RLO, NEL (its closing LS is trimmed with the message's other outer whitespace).
+    expect(plain).toContain('crash: \\x1b[2J\\x1b[H\\r\\x1b[2K✓ ok\\n2 calls: 2 succeeded, 0 failed\\x1b]0;owned\\x07\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\\\x9b31m\\u202edenied\\x85\n');
     // The only summary is the real one, on a line of its own.
     expect(plain.split('\n').filter((line) => /^\d+ calls?:/.test(line))).toEqual(['13 calls: 5 succeeded, 8 failed']);
   });

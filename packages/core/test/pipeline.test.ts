@@ -395,11 +395,18 @@ describe('execute stage', () => {
     ['read \\\\server\\share\\dir\\file.txt', 'server|share|file'],
     ["ENOENT: no such file or directory, open '/flag.txt'", 'flag'],
     ['open /root', 'root'],
+    ['FILE:///etc/passwd', 'etc|passwd'],
   ])('no part of a host path with spaces, letters beyond ASCII or a ~ survives: %s', async (thrown, leaks) => {
     const t = tool('t', { execute: () => { throw new Error(thrown); } });
     const [result] = await engine([t]).run([call('t')]);
     expect(failure(result).error.message).toContain('<path>');
     expect(failure(result).error.message).not.toMatch(new RegExp(leaks));
+  });
+
+  it('a web URL is no host path: it is kept whole', async () => {
+    const t = tool('t', { execute: () => { throw new Error('GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status'); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe('t: GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status');
   });
 
   it('a slash between words or numbers is no path, and an async frame is a frame', async () => {

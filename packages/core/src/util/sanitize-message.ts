@@ -17,6 +17,9 @@ const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
 const SEGMENT = String.raw`(?:[^\s/'"\x60<>]|'(?=[^\s/'"\x60<>]))+`;
 const SPACED = String.raw`${SEGMENT}(?:[ \t\u00a0]+${SEGMENT})*`;
 const POSIX_PATH = new RegExp(String.raw`(?<![\p{L}\p{N}_.~])(?:~|\.{1,2})?\/(?:(?:${SPACED}\/)+(?:${SEGMENT})?|${SEGMENT})`, 'gu');
+const WEB_URL = String.raw`\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s'"\x60<>]*`;
+const WEB_URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const WEB_URL_OR_POSIX_PATH = new RegExp(`${WEB_URL}|${POSIX_PATH.source}`, 'gu');
 const WINDOWS_PATH = /(?:\b[A-Za-z]:|\\\\[^\\\s'"`]+)\\(?:[^\\\s'"`]+(?:[ \t\u00a0]+[^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
 
 export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, ifEmpty = 'the tool failed without a message'): string {
@@ -25,7 +28,8 @@ export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, i
   const read = withoutFrames.slice(0, READ_FACTOR * maxChars);
   const cleaned = read
     .replace(FILE_URL, '<path>')
-    .replace(POSIX_PATH, '<path>')
+    // A web URL's "//host/..." is no host path: matched first, kept as it is.
+    .replace(WEB_URL_OR_POSIX_PATH, (match) => (WEB_URL_START.test(match) && !/^file:/i.test(match) ? match : '<path>'))
     .replace(WINDOWS_PATH, '<path>')
     .replace(/\n{2,}/g, '\n')
     .trim();
