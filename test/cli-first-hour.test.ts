@@ -102,6 +102,21 @@ describe('Ctrl-C', () => {
   });
 });
 
+describe('Ctrl-C while the commands load', () => {
+  it('is never lost: exit 130 and nothing runs', async () => {
+    // The binary run directly with its node flag, so the preload is in this very process.
+    const hook = join(ROOT, 'test/fixtures/interrupt-startup/signal-while-loading.mjs');
+    const child = spawn(process.execPath, ['--no-node-snapshot', '--import', hook, BIN, 'run', 'test/fixtures/interrupt/transcript.json', '--plugins', 'test/fixtures/interrupt/plugins', '--capabilities', 'test/fixtures/interrupt/host.mjs', '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect({ code, stdout }).toEqual({ code: 130, stdout: '' });
+    expect(stderr).toMatch(/^airlock: interrupted/);
+  });
+});
+
 describe('Ctrl-C while the plugins load', () => {
   it.each(['the binary', 'its process group'])('to %s: cancels every call before it starts, each printed as ABORTED_BEFORE_DISPATCH, exit 130', async (target) => {
     const F = 'test/fixtures/interrupt-loading';

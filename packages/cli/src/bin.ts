@@ -15,17 +15,24 @@ if (process.execArgv.includes('--no-node-snapshot')) {
     });
   }
   // Loading the commands takes a moment: a Ctrl-C meanwhile ends the process with a word
-  // rather than silently (each command handles its own from then on).
-  const startingUp = (): never => {
-    process.stderr.write('airlock: interrupted while starting up: nothing ran\n');
+  // rather than silently. This listener stays until a command takes Ctrl-C over with its own
+  // and goes only once that one is added: with no listener for a moment, a signal read then
+  // was lost, and the run went on to the end and exited 0. A command with none of its own
+  // keeps this one.
+  let started = false;
+  const interrupted = (): never => {
+    process.stderr.write(started ? 'airlock: interrupted\n' : 'airlock: interrupted while starting up: nothing ran\n');
     process.exit(128 + constants.signals.SIGINT);
   };
-  process.once('SIGINT', startingUp);
+  const handOver = (event: string | symbol): void => {
+    if (event !== 'SIGINT') return;
+    process.off('newListener', handOver);
+    queueMicrotask(() => process.off('SIGINT', interrupted)); // after the command's listener is in place
+  };
+  process.on('SIGINT', interrupted);
+  process.on('newListener', handOver);
   const { main } = await import('./main.js');
-  // A Ctrl-C that came while the modules evaluated (synchronously) is delivered at the next
-  // turn of the loop: removed before it, the listener would take the signal with it unseen.
-  await new Promise((resolve) => setImmediate(resolve));
-  process.off('SIGINT', startingUp);
+  started = true;
   process.exitCode = await main(process.argv.slice(2));
 } else {
   const child = spawn(process.execPath, ['--no-node-snapshot', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });

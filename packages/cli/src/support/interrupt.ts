@@ -1,7 +1,7 @@
 // Ctrl-C while plugins load or calls run: cancel what is running (the sandbox stops those
 // bodies) and what has not started, keep what finished, and let the command print it and
-// exit 130 (128 + SIGINT), the shell's convention for "interrupted". Until then SIGINT
-// keeps Node's default (the process ends), after bin.ts's word while the commands load.
+// exit 130 (128 + SIGINT), the shell's convention for "interrupted". Until a command
+// listens, bin.ts's listener ends the process with a word (exit 130).
 export const INTERRUPTED_EXIT = 130;
 
 /** How long cancelled calls get to come back as results before the command stops waiting. */

@@ -27,8 +27,12 @@ const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Headers only the host sets: framing, routing and connection management. */
 export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'accept-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
-/** Headers that ask for part of an answer: refused on a request that carries a secret. */
-const PART_HEADERS: readonly string[] = ['range', 'if-range'];
+/**
+ * Headers that ask for part of an answer (`request-range`: the pre-standard alias Apache 2.2
+ * and some caches still honour): refused on a request that carries a secret, and never a
+ * secret's own header.
+ */
+export const PART_HEADERS: ReadonlySet<string> = new Set(['range', 'if-range', 'request-range']);
 
 /** Resolves a host name to its addresses; the default asks the OS (tests pass their own). */
 export type Resolver = (hostname: string) => Promise<readonly { readonly address: string; readonly family: number }[]>;
@@ -74,7 +78,7 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
       const carried = secretHeaders(secrets, url);
       // A range asks an honest server for a slice of its answer: slices of an echo of the
       // secret, each shorter than the secret, would pass the redaction and the screen.
-      if (Object.keys(carried).length > 0 && PART_HEADERS.some((name) => Object.hasOwn(headers, name))) throw new CapabilityRefusal('fetch: a request that carries a secret cannot ask for part of the answer (range)');
+      if (Object.keys(carried).length > 0 && Object.keys(headers).some((name) => PART_HEADERS.has(name))) throw new CapabilityRefusal('fetch: a request that carries a secret cannot ask for part of the answer (range)');
       // identity: a compressed echo of a secret would pass the redaction unread.
       const response = await oneHop(url, method, { ...headers, ...carried, 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
       const location = response.location;

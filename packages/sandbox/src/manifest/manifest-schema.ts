@@ -3,7 +3,7 @@
 import { posix } from 'node:path';
 import { didYouMean, findControlCharacter, TOOL_NAME_PATTERN } from '@airlock/core';
 import { z } from 'zod';
-import { HOST_HEADERS, MAX_RESPONSE_BYTES_CAP } from '../capabilities/fetch.js';
+import { HOST_HEADERS, MAX_RESPONSE_BYTES_CAP, PART_HEADERS } from '../capabilities/fetch.js';
 import { parseOrigin } from '../capabilities/network-origins.js';
 import { HOST_LIMIT_CAPS, MIN_MEMORY_MB, type PluginLimits } from './host-limits.js';
 
@@ -93,7 +93,7 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
       z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a secret name (letters, digits, "_")'),
       z.strictObject({
         origins: z.array(origin).min(1, 'must list at least one origin').max(20),
-        header: z.string().regex(/^[!#$%&'*+.^`|~\w-]{1,64}$/, 'must be an HTTP header name').refine((name) => !HOST_HEADERS.has(name.toLowerCase()), 'must not be a header the host sets itself (host, content-length, connection, ...)'),
+        header: z.string().regex(/^[!#$%&'*+.^`|~\w-]{1,64}$/, 'must be an HTTP header name').refine((name) => !HOST_HEADERS.has(name.toLowerCase()), 'must not be a header the host sets itself (host, content-length, connection, ...)').refine((name) => !PART_HEADERS.has(name.toLowerCase()), 'must not be a header that asks for part of an answer (range, if-range, request-range)'),
         format: z.string().max(200).refine((text) => text.includes('{secret}') && !/[\r\n\0]/.test(text), 'must contain "{secret}" and no line breaks, e.g. "Bearer {secret}"'),
       }),
       '',
