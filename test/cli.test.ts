@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { airlock, oneLine } from './support/run-cli.js';
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
 
 const PLUGINS = 'examples/plugins';
 const T = 'test/fixtures/transcripts';
@@ -112,6 +114,19 @@ describe('airlock run', () => {
     const { code, stderr } = await airlock(args, { input: '{ "role": ' });
     expect(code).toBe(2);
     expect(oneLine(stderr)).toContain(message);
+  });
+
+  it('a folder redirected to standard input is said to be a folder, not empty (exit 2)', async () => {
+    const folder = openSync(T, 'r');
+    try {
+      const child = spawn(process.execPath, [BIN, 'run', '-', '--plugins', PLUGINS], { cwd: ROOT, stdio: [folder, 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      expect(await new Promise((resolve) => child.on('close', resolve))).toBe(2);
+      expect(oneLine(stderr)).toBe('airlock: standard input: is a folder, not a transcript file');
+    } finally {
+      closeSync(folder);
+    }
   });
 
   it('an integer past 2^53 in a transcript whose inputs are objects is refused, not rounded silently (exit 2)', async () => {

@@ -45,6 +45,8 @@ describe('manifest options, each checked and named by path', () => {
     ['a rule condition under "__proto__"', { ...base, permissions: { rules: [{ tool: 'w', when: JSON.parse('{"__proto__":"/etc/**"}'), decision: 'deny' }] } }, ['permissions.rules.0.when.__proto__ cannot be a key here (JSON readers take it for the object\'s prototype)']],
     ['a secret named "__proto__"', { ...base, secrets: JSON.parse('{"__proto__":{"origins":["https://a.example"],"header":"x-key","format":"{secret}"}}') }, ['secrets.__proto__ cannot be a key here (JSON readers take it for the object\'s prototype)']],
     ['a capability that is not a name', { ...base, capabilities: ['rm -rf'] }, ['capabilities.0 must be a capability name']],
+    ['a capability listed twice', { ...base, capabilities: ['log', 'log'] }, ['capabilities must not list a capability twice']],
+    ['a description over 1000 characters', { ...base, description: 'x'.repeat(1001) }, ['description must be at most 1000 characters']],
     ['a bad realm', { ...base, realm: 'hot' }, ['realm must be "fresh" or "warm"']],
     ['an unknown top-level key', { ...base, colour: 'blue' }, ['colour: unknown key']],
     ['a misspelt top-level key', { ...base, limit: {} }, ['limit: unknown key (did you mean "limits"?)']],

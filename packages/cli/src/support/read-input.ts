@@ -1,5 +1,5 @@
 // Reads a transcript from a file or standard input, as JSON, with errors a person can act on.
-import { createReadStream } from 'node:fs';
+import { createReadStream, fstatSync } from 'node:fs';
 import { roundedIntegers, type ToolCallRequest } from '@airlock/core';
 import { roundedIntegerIn, roundedIntegerWords } from './rounded-integers.js';
 import { UsageError } from './usage-error.js';
@@ -28,6 +28,8 @@ export async function readJsonInput(source: string): Promise<JsonInput> {
   const label = source === '-' ? 'standard input' : source;
   let text: string;
   try {
+    // A folder redirected in (`< dir`) reads as empty on stdin: said as for a folder named.
+    if (source === '-' && fstatSync(0).isDirectory()) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
     text = source === '-' ? await readBounded(process.stdin as AsyncIterable<Buffer>, label) : await readBounded(createReadStream(source), label);
   } catch (error) {
     if (UsageError.isInstance(error)) throw error;

@@ -52,8 +52,8 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
   return z.strictObject({
     name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be 1-64 lowercase letters, digits, ".", "_" or "-"'),
     module: z.string().min(1, 'must name the plugin module file').regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+\.(m?js)$/, 'must be a relative path to a .js or .mjs file inside the plugin folder'),
-    version: z.string().max(64).optional(),
-    description: z.string().max(1000).optional(),
+    version: z.string().max(64, 'must be at most 64 characters').optional(),
+    description: z.string().max(1000, 'must be at most 1000 characters').optional(),
     limits: z.strictObject({
       memoryMb: limit(caps, 'memoryMb', MIN_MEMORY_MB),
       timeoutMs: limit(caps, 'timeoutMs', 1),
@@ -68,10 +68,10 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
         tool: globs,
         when: namedRecord(z.string().min(1, 'argument paths must not be empty'), condition, '').optional(),
         decision,
-        reason: z.string().max(500).optional(),
-      })).max(100).optional(),
+        reason: z.string().max(500, 'must be at most 500 characters').optional(),
+      })).max(100, 'must hold at most 100 rules').optional(),
     }).optional(),
-    capabilities: z.array(z.string().regex(/^[a-z][a-zA-Z0-9_.]{0,63}$/, 'must be a capability name')).max(32).optional(),
+    capabilities: z.array(z.string().regex(/^[a-z][a-zA-Z0-9_.]{0,63}$/, 'must be a capability name')).max(32, 'must list at most 32 capabilities').refine((names) => new Set(names).size === names.length, 'must not list a capability twice').optional(),
     /** Quotas of the tenant's workspace folder while this plugin writes; the host's caps apply above them. */
     workspace: z.strictObject({
       maxBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(2 ** 40, `must be at most ${2 ** 40}`).optional(),
@@ -84,7 +84,7 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
     }).optional(),
     /** Origins the fetch capability may reach (the host's allowlist narrows them), and per-call caps. */
     network: z.strictObject({
-      allow: z.array(origin).max(100).optional(),
+      allow: z.array(origin).max(100, 'must list at most 100 origins').optional(),
       maxRequestsPerCall: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1000, 'must be at most 1000').optional(),
       maxResponseBytes: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_RESPONSE_BYTES_CAP, `must be at most ${MAX_RESPONSE_BYTES_CAP}`).optional(),
     }).optional(),
@@ -92,9 +92,9 @@ export function manifestSchema(caps: PluginLimits = HOST_LIMIT_CAPS) {
     secrets: namedRecord(
       z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a secret name (letters, digits, "_")'),
       z.strictObject({
-        origins: z.array(origin).min(1, 'must list at least one origin').max(20),
+        origins: z.array(origin).min(1, 'must list at least one origin').max(20, 'must list at most 20 origins'),
         header: z.string().regex(/^[!#$%&'*+.^`|~\w-]{1,64}$/, 'must be an HTTP header name').refine((name) => !HOST_HEADERS.has(name.toLowerCase()), 'must not be a header the host sets itself (host, content-length, connection, ...)').refine((name) => !PART_HEADERS.has(name.toLowerCase()), 'must not be a header that asks for part of an answer (range, if-range, request-range)'),
-        format: z.string().max(200).refine((text) => text.includes('{secret}') && !/[\r\n\0]/.test(text), 'must contain "{secret}" and no line breaks, e.g. "Bearer {secret}"'),
+        format: z.string().max(200, 'must be at most 200 characters').refine((text) => text.includes('{secret}') && !/[\r\n\0]/.test(text), 'must contain "{secret}" and no line breaks, e.g. "Bearer {secret}"'),
       }),
       '',
     ).optional(),
