@@ -209,6 +209,12 @@ describe('airlock schemas', () => {
     expect(wordCount.outputSchema).toMatchObject({ type: 'object', required: ['words', 'lines', 'characters'] });
   });
 
+  it('leaves out a tool the manifest denies outright: no call of it could ever run', async () => {
+    const { code, stdout } = await airlock(['schemas', '--plugins', 'test/fixtures/gate/plugins/four', '--format', 'anthropic']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).map((t: { name: string }) => t.name).sort()).toEqual(['alpha', 'delta', 'gamma']);
+  });
+
   it('an unknown format is exit 2', async () => {
     const { code, stderr } = await airlock(['schemas', '--plugins', PLUGINS, '--format', 'cohere']);
     expect(code).toBe(2);

@@ -628,6 +628,21 @@ describe('airlock serve: what plugins log reaches the client as MCP logging noti
     return { client, received };
   };
 
+  it('tools/list leaves out a tool the manifest denies outright, as an unknown tool\'s answer does', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--plugins', 'test/fixtures/gate/plugins/four'], cwd: ROOT, stderr: 'pipe' });
+    const client = makeClient();
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['alpha', 'delta', 'gamma']);
+      const denied = (await client.callTool({ name: 'beta', arguments: {} })) as CallToolResult;
+      expect(denied.isError).toBe(true);
+      expect(text(denied)).toContain('PERMISSION_DENIED');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('over stdio: each console line and log request of a call, in order, and logging/setLevel filters them', async () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--plugins', relayDir], cwd: ROOT, stderr: 'pipe' });
     const { client, received } = loggingClient();

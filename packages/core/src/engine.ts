@@ -56,6 +56,12 @@ export interface EngineOptions {
   readonly preSchedule?: SchedulerConfig['preSchedule'];
 }
 
+/** Which list `tools` gives: with options, only the tools the policy lets that tenant call at all. */
+export interface ToolListOptions {
+  /** Leaves out the tools the policy denies this tenant outright (`undefined`: calls without a tenant). */
+  readonly tenant: string | undefined;
+}
+
 export interface Engine {
   readonly registry: ToolRegistry;
   schemas(): ToolSchema[];
@@ -63,7 +69,7 @@ export interface Engine {
    * The model-facing tool list in one provider's format, typed as that provider's SDK expects
    * (`engine.tools('anthropic')` is `AnthropicTool[]`); MCP entries carry `outputSchema` where declared.
    */
-  tools<P extends ProviderId>(provider: P): ProviderTool<P>[];
+  tools<P extends ProviderId>(provider: P, options?: ToolListOptions): ProviderTool<P>[];
   run(calls: readonly ToolCallRequest[], options?: TurnOptions): Promise<ToolResult[]>;
   /** Runs one provider message's tool calls and marshals the results back into that format. */
   runMessage<P extends ProviderId>(provider: P, message: unknown, options?: TurnOptions): Promise<{ results: ToolResult[]; messages: ProviderToolMessage<P>[] }>;
@@ -162,6 +168,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
     return runTurn(config, list, turn);
   };
+  const deniesOutright = (toolName: string, tenant: string | undefined): boolean => policy.deniesOutright?.(toolName, tenant) === true;
   const formatOf = <P extends ProviderId>(provider: P): (typeof PROVIDERS)[P] => {
     if (typeof provider !== 'string' || !Object.hasOwn(PROVIDERS, provider)) throw new AirlockError('INVALID_OPTION', `unknown provider ${JSON.stringify(String(provider))} (one of ${Object.keys(PROVIDERS).join(', ')})`, { path: 'provider' });
     return PROVIDERS[provider];
@@ -170,10 +177,14 @@ export function createEngine(options: EngineOptions): Engine {
     registry,
     schemas: () => registry.schemas(),
     // Each provider's format returns its own types; the casts restate what PROVIDERS[provider] holds.
-    tools: <P extends ProviderId>(provider: P) =>
-      (provider === 'mcp'
-        ? mcpToolsWithOutput(registry.schemas().map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
-        : formatOf(provider).tools(registry.schemas())) as ProviderTool<P>[],
+    tools: <P extends ProviderId>(provider: P, options?: ToolListOptions) => {
+      // Checked before the list is built: a bad provider is INVALID_OPTION whatever the options.
+      const format = provider === 'mcp' ? undefined : formatOf(provider);
+      const schemas = options === undefined ? registry.schemas() : registry.schemas().filter((schema) => !deniesOutright(schema.name, options.tenant));
+      return (format === undefined
+        ? mcpToolsWithOutput(schemas.map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
+        : format.tools(schemas)) as ProviderTool<P>[];
+    },
     run,
     async runMessage<P extends ProviderId>(provider: P, message: unknown, turn?: TurnOptions) {
       const format = formatOf(provider);
@@ -191,7 +202,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     presentCall: (name, args) => presentCall(registry.get(name), name, args),
     presentResult: (args, result) => presentResult(registry.get(result.name), args, result),
-    deniesOutright: (toolName, tenant) => policy.deniesOutright?.(toolName, tenant) === true,
+    deniesOutright,
   };
 }
 

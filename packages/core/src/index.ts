@@ -58,7 +58,7 @@ export type { CallClass } from './scheduler/classify-call.js';
 export type { PreSchedule, TurnOptions } from './scheduler/run-turn.js';
 
 export { createEngine } from './engine.js';
-export type { Engine, EngineOptions, ToolSource } from './engine.js';
+export type { Engine, EngineOptions, ToolListOptions, ToolSource } from './engine.js';
 
 export { genericCallCard, genericResultCard, visibleCard } from './present/generic-cards.js';
 export type { DraftResult, ResultMetadata, ToolFailure, ToolResult, ToolSuccess } from './result/tool-result.js';

@@ -194,3 +194,16 @@ describe('provider calls and results round-trip', () => {
     expect(() => PROVIDERS[provider].parseCalls(42)).toThrow(expect.objectContaining({ code: 'INVALID_PROVIDER_MESSAGE' }));
   });
 });
+
+describe('a tool list for a tenant', () => {
+  const tools = [tool('search'), tool('admin_drop'), tool('publish')];
+  const e = engine(tools, { policy: { default: 'allow', rules: [{ tool: 'admin_*', decision: 'deny', tenants: ['acme'] }, { tool: 'publish', decision: 'ask' }] } });
+  const names = (list: unknown[]): string[] => list.map((entry) => JSON.stringify(entry).match(/"name":"(\w+)"/)![1]!);
+
+  it.each(PROVIDER_IDS)('%s: leaves out the tools the policy denies that tenant outright, keeps those it asks about', (provider) => {
+    expect(names(e.tools(provider, { tenant: 'acme' }))).toEqual(['search', 'publish']);
+    expect(names(e.tools(provider, { tenant: 'ops' }))).toEqual(['search', 'admin_drop', 'publish']);
+    // Without options, every registered tool, as before.
+    expect(names(e.tools(provider))).toEqual(['search', 'admin_drop', 'publish']);
+  });
+});

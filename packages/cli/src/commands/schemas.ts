@@ -14,7 +14,8 @@ Prints the model-facing tool list as JSON: only name, description, parameters an
 deferLoading ever leave the host (plus outputSchema for MCP, which clients validate against).
 The output is the array a request's tool list holds: OpenAI's and Responses' "tools",
 Anthropic's "tools", the "functionDeclarations" of one Gemini tool, the "tools" of an MCP
-tools/list result.
+tools/list result. A tool a manifest denies outright ("permissions": { "tools": { "x": "deny" } })
+is left out: no call of it could ever run.
 
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)
@@ -42,7 +43,7 @@ export async function schemasCommand(argv: string[]): Promise<number> {
   const codeMode = values['code-mode'] === true ? { tenant: values.tenant } : undefined;
   const opened = await openEngine(values.plugins ?? [], { capabilities: await loadCapabilities(values.capabilities), standard: standardOptions(values), codeMode });
   try {
-    const tools = opened.engine.tools(format);
+    const tools = opened.engine.tools(format, { tenant: values.tenant });
     process.stdout.write(`${jsonText(tools)}\n`);
   } finally {
     await opened.close();

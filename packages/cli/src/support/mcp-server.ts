@@ -145,7 +145,8 @@ export function createMcpSession(options: McpSessionOptions): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, () => {
     initialized();
-    return { tools: engine.tools('mcp') as Tool[] };
+    // Not the tools this tenant may never call: the same list an unknown tool's answer names.
+    return { tools: engine.tools('mcp', { tenant: options.tenant }) as Tool[] };
   });
 
   // Registered with a schema that only names the method: parsed against the full schema by the
