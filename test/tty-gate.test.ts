@@ -1,7 +1,7 @@
 // The person at the terminal is the last line of defence: through a real pty (`script`),
 // nothing a model or plugin writes can drive the terminal, and the approval prompt shows
 // what will run (or says plainly what it hides, and shows it on request).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { answeringAtTerminal } from './support/answering-terminal.js';
@@ -97,6 +97,20 @@ describe.skipIf(!hasScript)('the approval prompt at a terminal', () => {
     expect(screen.match(/\? \[y\/N\] /g)).toHaveLength(2);
     expect(screen).toMatch(/publish_file {2}✓ ok .*· first/);
     expect(screen).toMatch(/publish_file {2}✗ PERMISSION_DENIED .*· second/);
+  });
+
+  it('Ctrl-C at the question cancels the call, exit 130, and its card starts a line of its own', async () => {
+    const command = `stty cols 80 2>/dev/null; ${process.execPath} ${BIN} run ${G}/transcripts/long-path.json --plugins ${G}/plugins`;
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', TERM: 'xterm-256color' }, stdio: ['pipe', 'pipe', 'ignore'] });
+    let screen = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      screen += chunk;
+      // Typed once the question is on the screen: the terminal turns it into SIGINT.
+      if (screen.includes('[y/N] ') && !child.stdin.writableEnded) child.stdin.end('\x03');
+    });
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(130);
+    expect(screenText(screen)).toMatch(/Allow publish_file\? \[y\/N\] (\^C)?\npublish_file {2}✗ ABORTED_BEFORE_DISPATCH/);
   });
 
   it('lines typed before the first question are dropped too', () => {

@@ -50,8 +50,17 @@ async function ask(lines: TerminalLines, request: ApprovalRequest, signal: Abort
     // Cancelled while an earlier question was on the screen (Ctrl-C): never ask this one.
     signal.throwIfAborted();
     process.stderr.write(prompt.text);
-    const line = await lines.next(signal);
-    if (line === undefined) return false; // end of input: no answer is no
+    let line: string | undefined;
+    try {
+      line = await lines.next(signal);
+    } catch (error) {
+      process.stderr.write('\n'); // Ctrl-C: what follows starts on a line of its own, not after the question
+      throw error;
+    }
+    if (line === undefined) {
+      process.stderr.write('\n'); // end of input (Ctrl-D) echoes no line break either
+      return false; // no answer is no
+    }
     const reply = line.trim();
     if (/^y(es)?$/i.test(reply)) return true;
     if (!prompt.hidden || !/^v(iew)?$/i.test(reply)) return false;
