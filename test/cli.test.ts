@@ -320,6 +320,9 @@ describe('airlock bench', () => {
     [['bench', '--baseline', 'package.json', '--max-regression', '1e2'], '--max-regression must be a non-negative decimal number'],
     // Said before measuring, not after a whole run whose results it then lost.
     [['bench', '--quick', '--json', '--json-dir', 'package.json/sub'], '--json-dir package.json/sub: a part of the path is a file, not a folder'],
+    [['bench', '--quick', '--json-dir', 'package.json'], '--json-dir package.json: a part of the path is a file, not a folder'],
+    // Where creating answers ENOENT under a parent that exists, Node's recursive mkdir looped for ever.
+    [['bench', '--quick', '--json-dir', '/proc/airlock-bench'], '--json-dir /proc/airlock-bench: cannot be created (ENOENT)'],
   ])('%j is exit 2 with one line', async (args, message) => {
     const { code, stderr } = await airlock(args);
     expect(code).toBe(2);

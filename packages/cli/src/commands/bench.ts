@@ -1,8 +1,8 @@
 // airlock bench: scheduler and sandbox throughput and latency, with raw baselines
 // measured in the same run; --json for github-action-benchmark, --baseline to gate CI.
 import { constants } from 'node:fs';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { comparable, regressions, uncompared, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
 import { ROUNDS } from '../bench/measure.js';
 import { runSuite } from '../bench/suite.js';
@@ -125,12 +125,32 @@ export async function benchCommand(argv: string[]): Promise<number> {
 /** Creates the folder if need be and checks it can be written, or says why not. */
 async function writableFolder(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await makeFolder(dir);
+    if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('ENOTDIR'), { code: 'ENOTDIR' });
     await access(dir, constants.W_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of the path is a file, not a folder' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'not writable' : `cannot be created (${code ?? 'error'})`;
     throw new UsageError(`--json-dir ${dir}: ${why}`);
+  }
+}
+
+/**
+ * mkdir -p, one folder at a time: Node's own recursive mkdir loops for ever where creating
+ * answers ENOENT under a parent that exists (/proc/x).
+ */
+async function makeFolder(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir) throw error;
+    await makeFolder(parent);
+    await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== 'EEXIST') throw again;
+    });
   }
 }
 
