@@ -18,6 +18,13 @@ describe('secret echo screen', () => {
     ['percent-encoded twice', encodeURIComponent(encodeURIComponent(SECRET))],
     ['HTML of JSON', JSON.stringify(SECRET).replace(/&/g, '&amp;').replace(/\+/g, '&#x2B;')],
     ['another case', SECRET.toUpperCase()],
+    // PHP's and Rack's cookie parsers decode "+" as a space (an outside attacker's find).
+    ['a form decoder\'s reading, "+" as a space', `session => ${SECRET.replace(/\+/g, ' ')}`],
+    // A renderer lets a long word wrap with invisible breaks.
+    ['broken by soft hyphens', SECRET.replace(/(.{4})/g, '$1\u00ad')],
+    ['broken by &shy;', SECRET.replace(/(.{4})/g, '$1&shy;')],
+    ['broken by <wbr>', SECRET.replace(/(.{5})/g, '$1<wbr>')],
+    ['broken by zero-width spaces', SECRET.replace(/(.{3})/g, '$1\u200b')],
   ])('finds %s', (_, text) => {
     expect(echoesSecret([text], [SECRET])).toBe(true);
   });

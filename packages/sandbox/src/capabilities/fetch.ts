@@ -29,8 +29,8 @@ const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PAT
 export const HOST_HEADERS: ReadonlySet<string> = new Set(['host', 'accept-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
 /**
  * Headers that ask for part of an answer (`request-range`: the pre-standard alias Apache 2.2
- * and some caches still honour): refused on a request that carries a secret, and never a
- * secret's own header.
+ * and some caches still honour): refused on every request of a plugin that holds a secret,
+ * and never a secret's own header.
  */
 export const PART_HEADERS: ReadonlySet<string> = new Set(['range', 'if-range', 'request-range']);
 
@@ -70,17 +70,18 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
     let method = (optionalStringField(object, 'method', 'fetch') ?? 'GET').toUpperCase();
     if (!METHODS.has(method)) throw new CapabilityRefusal('fetch: unsupported method');
     const headers = plainHeaders(object.headers);
+    // A range asks an honest server for a slice of its answer: slices of an echo of a secret,
+    // each shorter than the secret, would pass the redaction and the screen. Refused on every
+    // request of a plugin that holds a secret, not only those carrying it: a cache keyed
+    // without the scheme serves the answer to https://host, which carried it, to http://host.
+    if (secrets.length > 0 && Object.keys(headers).some((name) => PART_HEADERS.has(name))) throw new CapabilityRefusal('fetch: a plugin that holds a secret cannot ask for part of an answer (range)');
     let body = optionalStringField(object, 'body', 'fetch');
     for (let hop = 0; ; hop += 1) {
       const count = (requestCounts.get(context) ?? 0) + 1;
       requestCounts.set(context, count);
       if (count > maxRequests) throw new CapabilityRefusal('fetch: too many requests in this call');
-      const carried = secretHeaders(secrets, url);
-      // A range asks an honest server for a slice of its answer: slices of an echo of the
-      // secret, each shorter than the secret, would pass the redaction and the screen.
-      if (Object.keys(carried).length > 0 && Object.keys(headers).some((name) => PART_HEADERS.has(name))) throw new CapabilityRefusal('fetch: a request that carries a secret cannot ask for part of the answer (range)');
       // identity: a compressed echo of a secret would pass the redaction unread.
-      const response = await oneHop(url, method, { ...headers, ...carried, 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
+      const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url), 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
       const location = response.location;
       if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets);
       if (hop >= MAX_REDIRECTS) throw new CapabilityRefusal('fetch: too many redirects');

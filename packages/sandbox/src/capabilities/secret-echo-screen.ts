@@ -21,6 +21,7 @@ const NAMED: Readonly<Record<string, string>> = {
   colon: ':', semi: ';', quest: '?', commat: '@', lsqb: '[', lbrack: '[', bsol: '\\', rsqb: ']',
   rbrack: ']', hat: '^', lowbar: '_', grave: '`', lcub: '{', lbrace: '{', verbar: '|', vert: '|',
   rcub: '}', rbrace: '}', excl: '!', tab: '\t', newline: '\n', nbsp: ' ', hyphen: '-', dash: '-',
+  shy: '\u00ad',
 };
 
 const SHORT: Readonly<Record<string, string>> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', v: '\v', '0': '\0' };
@@ -74,9 +75,15 @@ interface Wanted {
 
 // eslint-disable-next-line no-control-regex -- NUL is what a UTF-16 text read as UTF-8 is spread with
 const WHITESPACE_OR_NUL = /[\s\u0000]+/g;
+/**
+ * What a renderer puts inside a long word to let it wrap, and shows as nothing: soft hyphens
+ * (as entities too: they would hide a secret's letters from the prefilter), zero-width
+ * characters, <wbr>.
+ */
+const INVISIBLE_BREAKS = /[\u00ad\u200b-\u200d\u2060\ufeff]|<wbr\s*\/?>|&shy;|&#0*173;|&#x0*ad;/gi;
 
-/** The text read without case, whitespace or NULs (UTF-16 read as UTF-8). */
-const packedOf = (text: string): string => text.toLowerCase().replace(WHITESPACE_OR_NUL, '');
+/** The text read without case, whitespace, NULs (UTF-16 read as UTF-8) or invisible word breaks. */
+const packedOf = (text: string): string => text.toLowerCase().replace(WHITESPACE_OR_NUL, '').replace(INVISIBLE_BREAKS, '');
 
 function wantedOf(value: string): Wanted {
   const packed = packedOf(value);
@@ -112,7 +119,8 @@ function screened(text: string, wanted: readonly Wanted[], depth: number): boole
 
 /** Whether any of `texts` (an answer's header names, values and body, redacted) still holds one of `values`, however encoded. */
 export function echoesSecret(texts: readonly string[], values: readonly string[]): boolean {
-  const wanted = values.filter((value) => value.length >= MIN_SCREENED_LENGTH).map(wantedOf);
+  // A "+" also as a form decoder reads it, a space, which the packed text then drops.
+  const wanted = values.filter((value) => value.length >= MIN_SCREENED_LENGTH).flatMap((value) => (value.includes('+') ? [wantedOf(value), wantedOf(value.replace(/\+/g, ' '))] : [wantedOf(value)]));
   if (wanted.length === 0) return false;
   return texts.some((text) => screened(text, wanted, 0));
 }

@@ -22,8 +22,11 @@ const NAMED_ENTITIES: Readonly<Record<string, readonly string[]>> = {
   "'": ['apos'],
 };
 
-/** Short escapes: JSON's (JSON.stringify's, and "\/" as PHP writes it), and "+" for a space (forms). */
-const SHORT_ESCAPES: Readonly<Record<string, string>> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\t': '\\t', ' ': '+' };
+/**
+ * Short escapes: JSON's (JSON.stringify's, and "\/" as PHP writes it), "+" for a space (forms),
+ * and a space for "+" (a form decoder's reading of one: PHP's and Rack's cookies).
+ */
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\t': '\\t', ' ': '+', '+': ' ' };
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -33,7 +36,7 @@ const eitherCase = (text: string): string => text.replace(/[a-z]/gi, (letter) =>
 /**
  * Every spelling of one character an echo may use: itself, a JSON escape (short or \uXXXX),
  * percent-encoding, an HTML entity (decimal, hex or named). Hex digits in either case. A space
- * also as "+" (form encoding).
+ * also as "+" (form encoding), and "+" as a space (form decoding).
  */
 function characterSpellings(character: string): string {
   const code = character.charCodeAt(0);
