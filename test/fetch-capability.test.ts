@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 
 const seen: { server: 'a' | 'b'; url: string; authorization: string | undefined }[] = [];
+const cached = new Map<string, string>();
 let a: Server;
 let b: Server;
 let A: string;
@@ -76,6 +77,13 @@ function serve(name: 'a' | 'b'): Promise<Server> {
         onwards: () => res.writeHead(302, { location: `${url.searchParams.get('to') ?? '/'}?t=${encodeURIComponent(token)}` }).end(),
       };
       return void forms[url.searchParams.get('form') ?? '']?.();
+    }
+    // A shared cache keyed on the URL alone, in front of a header echo (Varnish's default lets
+    // requests without Authorization or Cookie through to it): the first answer is served to all.
+    if (url.pathname === '/cached') {
+      const stored = cached.get(url.search) ?? JSON.stringify({ headers: req.headers });
+      cached.set(url.search, stored);
+      return void res.end(stored);
     }
     if (url.pathname === '/big') return void res.end('x'.repeat(100_000));
     if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
@@ -310,6 +318,17 @@ describe('fetch capability', () => {
     const whole = await fetch({ url: `${A}/echo` });
     expect(whole).toMatchObject({ ok: true, value: { status: 200 } });
     expect(whole.value!.body).toContain('"x-api-key":"[REDACTED]"');
+  });
+
+  it('screens an answer for the values the same secret took in other tenants\' calls: a shared cache cannot hand one tenant another\'s key', async () => {
+    const keys: Record<string, string> = { acme: 'Zq9xT7mK2pLw4vRb8nYc', mallory: 'Mq4rT1bN8vLc2kPx7sWd' };
+    const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'x-api-key', format: '{secret}' } } };
+    const { fetch } = await open(manifest, { network: { allow: [A] }, secrets: { API_TOKEN: (tenant: string) => keys[tenant] } });
+    const first = await fetch({ url: `${A}/cached?k=1` }, 'acme');
+    expect(first.value!.body).toContain('"x-api-key":"[REDACTED]"');
+    // The same URL in mallory's call: the cache answers with acme's echo.
+    expect(await fetch({ url: `${A}/cached?k=1` }, 'mallory')).toEqual({ ok: false, error: 'capability fetch failed' });
+    expect(await fetch({ url: `${A}/cached?k=2` }, 'mallory')).toMatchObject({ ok: true });
   });
 
   it('warns, at check and at load, of a secret the manifest names that the host does not supply', async () => {

@@ -25,6 +25,11 @@ describe('secret echo screen', () => {
     ['broken by &shy;', SECRET.replace(/(.{4})/g, '$1&shy;')],
     ['broken by <wbr>', SECRET.replace(/(.{5})/g, '$1<wbr>')],
     ['broken by zero-width spaces', SECRET.replace(/(.{3})/g, '$1\u200b')],
+    // Quoted-printable wrapped inside the key (Python's email package at 76 columns).
+    ['a quoted-printable soft break inside it', `x-api-key: Bearer ${SECRET.slice(0, 20).replace(/=/g, '=3D')}=\n${SECRET.slice(20).replace(/=/g, '=3D')}`],
+    ['a soft break with CRLF', `${SECRET.slice(0, 22)}=\r\n${SECRET.slice(22)}`],
+    ['a backslash line continuation inside it', `${SECRET.slice(0, 25)}\\\n${SECRET.slice(25)}`],
+    ['markup around part of it', `${SECRET.slice(0, 10)}<mark class="hit">${SECRET.slice(10, 20)}</mark>${SECRET.slice(20)}`],
   ])('finds %s', (_, text) => {
     expect(echoesSecret([text], [SECRET])).toBe(true);
   });

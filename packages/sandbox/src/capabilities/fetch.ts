@@ -16,12 +16,18 @@ import { matchOrigin, parseOrigin, unbracket, type OriginPattern } from './netwo
 import type { BoundSecret } from './secret-binding.js';
 import { secretScrubber } from './secret-redaction.js';
 import { echoesSecret } from './secret-echo-screen.js';
+import { RecentSecretValues } from './recent-secret-values.js';
 
 export const DEFAULT_MAX_REQUESTS_PER_CALL = 10;
 export const DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024;
 /** The capability channel carries 1 MiB of JSON; escapes can double a body. */
 export const MAX_RESPONSE_BYTES_CAP = 512 * 1024;
 const MAX_REDIRECTS = 5;
+/**
+ * Values of one secret (across tenants, and rotations) that every answer is also screened for:
+ * the screen's cost grows with them (a 512 KiB base64 answer: about 30 ms for one, 40 for 16).
+ */
+const RECENT_VALUES_PER_SECRET = 16;
 const ECHO_REFUSED = 'fetch: the answer echoes a secret in a form that cannot be redacted';
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -59,12 +65,16 @@ export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all:
 const requestCounts = new WeakMap<CapabilityContext, number>();
 
 export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: string) => FetchManifest | undefined): Capability {
+  const recent = new RecentSecretValues(RECENT_VALUES_PER_SECRET);
   return async (argument, context) => {
     const manifest = manifestOf(context.plugin);
     const allow = (manifest?.network?.allow ?? []).flatMap((text) => parseOrigin(text) ?? []);
     const maxRequests = Math.min(manifest?.network?.maxRequestsPerCall ?? settings.maxRequestsPerCall, settings.maxRequestsPerCall);
     const maxBytes = Math.min(manifest?.network?.maxResponseBytes ?? settings.maxResponseBytes, settings.maxResponseBytes);
     const secrets = secretsFor(manifest, settings, context.tenant, context.plugin);
+    for (const secret of secrets) if (secret.value !== undefined) recent.remember(secret.name, secret.value);
+    // Screened for as well as this call's values: what the same secrets were in other tenants' calls.
+    const screenedFor = [...new Set([...sentValues(secrets), ...recent.valuesOf(secrets.map((secret) => secret.name))])];
     const object = argumentObject(argument, 'fetch');
     let url = parseUrl(stringField(object, 'url', 'fetch'));
     let method = (optionalStringField(object, 'method', 'fetch') ?? 'GET').toUpperCase();
@@ -83,10 +93,10 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
       // identity: a compressed echo of a secret would pass the redaction unread.
       const response = await oneHop(url, method, { ...headers, ...secretHeaders(secrets, url), 'accept-encoding': 'identity' }, body, allow, settings, maxBytes, context.signal);
       const location = response.location;
-      if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets);
+      if (location === undefined || !REDIRECTS.has(response.status)) return redact({ status: response.status, headers: response.headers, body: response.body }, secrets, screenedFor);
       if (hop >= MAX_REDIRECTS) throw new CapabilityRefusal('fetch: too many redirects');
       // A location that echoes a secret would carry it to the next origin in its URL.
-      if (echoesSecret([location], sentValues(secrets))) throw new CapabilityRefusal(ECHO_REFUSED);
+      if (echoesSecret([location], screenedFor)) throw new CapabilityRefusal(ECHO_REFUSED);
       url = parseUrl(new URL(location, url).href);
       if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
         method = 'GET';
@@ -178,6 +188,7 @@ function plainHeaders(value: JsonValue | undefined): Record<string, string> {
 }
 
 interface AppliedSecret {
+  readonly name: string;
   /** Undefined when the host has no usable value for this tenant: its origins are then refused. */
   readonly value: string | undefined;
   readonly origins: readonly OriginPattern[];
@@ -210,7 +221,7 @@ function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings
     } catch {
       value = undefined; // the embedder's lookup failed: no value, and no detail for the plugin
     }
-    applied.push({ value: usableSecret(value) ? value : undefined, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), hostOrigins: binding?.origins, header: spec.header.toLowerCase(), format: spec.format });
+    applied.push({ name, value: usableSecret(value) ? value : undefined, origins: spec.origins.flatMap((text) => parseOrigin(text) ?? []), hostOrigins: binding?.origins, header: spec.header.toLowerCase(), format: spec.format });
   }
   return applied;
 }
@@ -237,7 +248,7 @@ function sentValues(secrets: readonly AppliedSecret[]): string[] {
 }
 
 /** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */
-function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[]): JsonValue {
+function redact(answer: { status: number; headers: Record<string, string>; body: string }, secrets: readonly AppliedSecret[], screenedFor: readonly string[]): JsonValue {
   const sent = secrets.flatMap((secret) => (secret.value === undefined ? [] : [{ value: secret.value, header: secret.format.split('{secret}').join(secret.value) }]));
   const scrub = secretScrubber(sent, '');
   // Header names arrive in lower case: matched without regard to case.
@@ -251,6 +262,6 @@ function redact(answer: { status: number; headers: Record<string, string>; body:
   }
   const body = scrub(answer.body);
   // What the spellings missed (nested escapes, wrapped base64, UTF-16...): the answer is refused whole.
-  if (echoesSecret([...Object.keys(headers), ...Object.values(headers), body], sent.map(({ value }) => value))) throw new CapabilityRefusal(ECHO_REFUSED);
+  if (echoesSecret([...Object.keys(headers), ...Object.values(headers), body], screenedFor)) throw new CapabilityRefusal(ECHO_REFUSED);
   return { status: answer.status, headers, body };
 }

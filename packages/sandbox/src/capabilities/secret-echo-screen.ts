@@ -82,8 +82,16 @@ const WHITESPACE_OR_NUL = /[\s\u0000]+/g;
  */
 const INVISIBLE_BREAKS = /[\u00ad\u200b-\u200d\u2060\ufeff]|<wbr\s*\/?>|&shy;|&#0*173;|&#x0*ad;/gi;
 
-/** The text read without case, whitespace, NULs (UTF-16 read as UTF-8) or invisible word breaks. */
-const packedOf = (text: string): string => text.toLowerCase().replace(WHITESPACE_OR_NUL, '').replace(INVISIBLE_BREAKS, '');
+/**
+ * Breaks that carry no character of what they break: quoted-printable's soft line break and a
+ * backslash line continuation (a wrapped line would otherwise hide a secret's letters from the
+ * prefilter: an outside attacker had Python's email package wrap an echo inside a key), and
+ * short markup around part of a word (<mark>, <span class="...">).
+ */
+const SOFT_BREAKS = /[=\\]\r?\n|<\/?[a-z][a-z0-9]*(?:\s[^<>]{0,120})?>/gi;
+
+/** The text read without case, whitespace, NULs (UTF-16 read as UTF-8), soft line breaks, markup or invisible word breaks. */
+const packedOf = (text: string): string => text.toLowerCase().replace(SOFT_BREAKS, '').replace(WHITESPACE_OR_NUL, '').replace(INVISIBLE_BREAKS, '');
 
 function wantedOf(value: string): Wanted {
   const packed = packedOf(value);
