@@ -121,7 +121,7 @@ describe('airlock run', () => {
     try {
       const child = spawn(process.execPath, [BIN, 'run', '-', '--plugins', PLUGINS], { cwd: ROOT, stdio: [folder, 'ignore', 'pipe'] });
       let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       expect(await new Promise((resolve) => child.on('close', resolve))).toBe(2);
       expect(oneLine(stderr)).toBe('airlock: standard input: is a folder, not a transcript file');
     } finally {
