@@ -106,7 +106,8 @@ describe('Ctrl-C while the commands load', () => {
   it('is never lost: exit 130 and nothing runs', async () => {
     // The binary run directly with its node flag, so the preload is in this very process.
     const hook = join(ROOT, 'test/fixtures/interrupt-startup/signal-while-loading.mjs');
-    const child = spawn(process.execPath, ['--no-node-snapshot', '--import', hook, BIN, 'run', 'test/fixtures/interrupt/transcript.json', '--plugins', 'test/fixtures/interrupt/plugins', '--capabilities', 'test/fixtures/interrupt/host.mjs', '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // --no-deprecation: Node 26 warns that module.register (the hook's way in, all Node 20 has) is deprecated.
+    const child = spawn(process.execPath, ['--no-node-snapshot', '--no-deprecation', '--import', hook, BIN, 'run', 'test/fixtures/interrupt/transcript.json', '--plugins', 'test/fixtures/interrupt/plugins', '--capabilities', 'test/fixtures/interrupt/host.mjs', '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
