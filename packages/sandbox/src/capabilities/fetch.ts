@@ -73,8 +73,8 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
     const maxBytes = Math.min(manifest?.network?.maxResponseBytes ?? settings.maxResponseBytes, settings.maxResponseBytes);
     const secrets = secretsFor(manifest, settings, context.tenant, context.plugin);
     for (const secret of secrets) if (secret.value !== undefined) recent.remember(secret.name, secret.value);
-    // Screened for as well as this call's values: what the same secrets were in other tenants' calls.
-    const screenedFor = [...new Set([...sentValues(secrets), ...recent.valuesOf(secrets.map((secret) => secret.name))])];
+    // This call's values (just remembered) and what the same secrets were in other tenants' calls.
+    const screenedFor = [...new Set(recent.valuesOf(secrets.map((secret) => secret.name)))];
     const object = argumentObject(argument, 'fetch');
     let url = parseUrl(stringField(object, 'url', 'fetch'));
     let method = (optionalStringField(object, 'method', 'fetch') ?? 'GET').toUpperCase();
@@ -240,11 +240,6 @@ function secretHeaders(secrets: readonly AppliedSecret[], url: URL): Record<stri
     headers[secret.header] = secret.format.split('{secret}').join(secret.value);
   }
   return headers;
-}
-
-/** The secret values this call could send. */
-function sentValues(secrets: readonly AppliedSecret[]): string[] {
-  return secrets.flatMap((secret) => (secret.value === undefined ? [] : [secret.value]));
 }
 
 /** Every secret value this call could send, replaced wherever the answer echoes it: in header names, values and the body. */

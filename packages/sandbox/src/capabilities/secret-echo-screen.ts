@@ -76,22 +76,17 @@ interface Wanted {
 // eslint-disable-next-line no-control-regex -- NUL is what a UTF-16 text read as UTF-8 is spread with
 const WHITESPACE_OR_NUL = /[\s\u0000]+/g;
 /**
- * What a renderer puts inside a long word to let it wrap, and shows as nothing: soft hyphens
- * (as entities too: they would hide a secret's letters from the prefilter), zero-width
- * characters, <wbr>.
+ * What carries no character of a word it breaks, taken out before anything is compared:
+ * quoted-printable's soft line break and a backslash line continuation (an outside attacker
+ * had Python's email package wrap an echo inside a key, which hid its letters from the
+ * prefilter), short markup around part of a word (<mark>, <span class="...">, <wbr>), and
+ * what a renderer puts inside a long word to let it wrap: soft hyphens (as entities too) and
+ * zero-width characters.
  */
-const INVISIBLE_BREAKS = /[\u00ad\u200b-\u200d\u2060\ufeff]|<wbr\s*\/?>|&shy;|&#0*173;|&#x0*ad;/gi;
+const NO_CHARACTER = /[=\\]\r?\n|<\/?[a-z][a-z0-9]*(?:\s[^<>]{0,120})?\/?>|[\u00ad\u200b-\u200d\u2060\ufeff]|&shy;|&#0*173;|&#x0*ad;/gi;
 
-/**
- * Breaks that carry no character of what they break: quoted-printable's soft line break and a
- * backslash line continuation (a wrapped line would otherwise hide a secret's letters from the
- * prefilter: an outside attacker had Python's email package wrap an echo inside a key), and
- * short markup around part of a word (<mark>, <span class="...">).
- */
-const SOFT_BREAKS = /[=\\]\r?\n|<\/?[a-z][a-z0-9]*(?:\s[^<>]{0,120})?>/gi;
-
-/** The text read without case, whitespace, NULs (UTF-16 read as UTF-8), soft line breaks, markup or invisible word breaks. */
-const packedOf = (text: string): string => text.toLowerCase().replace(SOFT_BREAKS, '').replace(WHITESPACE_OR_NUL, '').replace(INVISIBLE_BREAKS, '');
+/** The text read without case, whitespace, NULs (UTF-16 read as UTF-8) or what carries no character. */
+const packedOf = (text: string): string => text.toLowerCase().replace(NO_CHARACTER, '').replace(WHITESPACE_OR_NUL, '');
 
 function wantedOf(value: string): Wanted {
   const packed = packedOf(value);
