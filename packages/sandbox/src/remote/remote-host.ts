@@ -185,7 +185,7 @@ export class RemoteHost implements SandboxHost {
         }
         const left = Math.floor(deadline - performance.now());
         if (left < 1) {
-          const why = unanswered ? 'offers went unanswered: is the NATS server reachable?' : `every executor serving the ${call.task.plugin.name} plugin was busy`;
+          const why = unanswered ? 'its last offer went unanswered: the NATS server may be unreachable, or its executors too loaded to reply' : `every executor serving the ${call.task.plugin.name} plugin was busy`;
           return call.settle(fail('ABORTED_BEFORE_DISPATCH', `no executor took the call within ${dispatchTimeoutMs} ms (${why}); it was not run`));
         }
         const subject = freed === undefined ? subjects.offer(prefix, fingerprint) : subjects.direct(prefix, freed, fingerprint);
