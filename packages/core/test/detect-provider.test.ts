@@ -1,7 +1,7 @@
 // Every input shape DESIGN.md section 5 documents for `airlock run`, as users save them
 // from each provider, and the one-line refusals for everything else.
 import { describe, expect, it } from 'vitest';
-import { AirlockError, detectToolCallMessage, PROVIDERS } from '../src/index.js';
+import { AirlockError, createEngine, defineTool, detectToolCallMessage, PROVIDERS } from '../src/index.js';
 
 const chatAssistant = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_note', arguments: '{"id":"a"}' } }] };
 const anthropicAssistant = { role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_1', name: 'read_note', input: { id: 'a' } }] };
@@ -118,16 +118,29 @@ describe('a message in two formats at once is refused, not half run', () => {
   });
 });
 
-describe('a call without an id is refused, not answered under a made-up id', () => {
+describe('a malformed call is answered beside the well-formed ones, not a malformed message', () => {
+  const good = { openai: { id: 'ok', type: 'function', function: { name: 'read_note', arguments: '{}' } }, anthropic: { type: 'tool_use', id: 'ok', name: 'read_note', input: {} }, responses: { type: 'function_call', call_id: 'ok', name: 'read_note', arguments: '{}' } };
+  const message = (provider: 'openai' | 'anthropic' | 'responses', bad: unknown): unknown =>
+    provider === 'openai' ? { role: 'assistant', tool_calls: [bad, good.openai] } : provider === 'anthropic' ? { role: 'assistant', content: [bad, good.anthropic] } : [bad, good.responses];
   it.each([
-    ['openai', { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'read_note', arguments: '{}' } }] }, 'not an OpenAI Chat Completions tool-call message: tool_calls[0].id is missing'],
-    ['anthropic', { role: 'assistant', content: [{ type: 'tool_use', name: 'read_note', input: {} }] }, 'not an Anthropic Messages tool-call message: tool_use[0].id is missing'],
-    ['responses', [{ type: 'function_call', name: 'read_note', arguments: '{}' }], 'not an OpenAI Responses tool-call message: function_call[0].call_id is missing'],
-    // An empty id is no id: its result would match no call either.
-    ['openai', { role: 'assistant', tool_calls: [{ id: '', type: 'function', function: { name: 'read_note', arguments: '{}' } }] }, 'not an OpenAI Chat Completions tool-call message: tool_calls[0].id is empty'],
-    ['anthropic', { role: 'assistant', content: [{ type: 'tool_use', id: '', name: 'read_note', input: {} }] }, 'not an Anthropic Messages tool-call message: tool_use[0].id is empty'],
-    ['responses', [{ type: 'function_call', call_id: '', name: 'read_note', arguments: '{}' }], 'not an OpenAI Responses tool-call message: function_call[0].call_id is empty'],
-  ] as const)('%s', (provider, message, expected) => {
-    expect(() => PROVIDERS[provider].parseCalls(message)).toThrow(expected);
+    ['openai', { type: 'function', function: { name: 'read_note', arguments: '{}' } }, 'has no id'],
+    ['openai', { id: '', type: 'function', function: { name: 'read_note', arguments: '{}' } }, 'has no id'],
+    ['openai', null, 'has no id'],
+    ['openai', { id: 'bad', type: 'function' }, 'names no tool'],
+    ['openai', { id: 'bad', type: 'function', function: { name: 7, arguments: '{}' } }, 'names no tool'],
+    ['anthropic', { type: 'tool_use', name: 'read_note', input: {} }, 'has no id'],
+    ['anthropic', { type: 'tool_use', id: 'bad', input: {} }, 'names no tool'],
+    ['responses', { type: 'function_call', call_id: '', name: 'read_note', arguments: '{}' }, 'has no id'],
+    ['responses', { type: 'function_call', call_id: 'bad', name: null, arguments: '{}' }, 'names no tool'],
+  ] as const)('%s: %j', async (provider, bad, said) => {
+    let ran = 0;
+    const e = createEngine({ policy: { default: 'allow' }, tools: [defineTool({ name: 'read_note', description: 'Read.', parameters: { type: 'object' }, execute: () => ((ran += 1), 'note') })] });
+    const { results, messages } = await e.runMessage(provider, message(provider, bad));
+    // The malformed call is INVALID_ARGS, never run; the well-formed one beside it runs and keeps its id.
+    expect(results.map((r) => (r.isError ? r.error.code : 'ok'))).toEqual(['INVALID_ARGS', 'ok']);
+    expect(results[0]!.content).toContain(said);
+    expect(results[1]).toMatchObject({ callId: 'ok', value: 'note', isError: false });
+    expect(ran).toBe(1);
+    expect(messages.length).toBeGreaterThan(0);
   });
 });

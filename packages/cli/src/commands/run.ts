@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
 import { plural } from '../support/plural.js';
 import { createProgress } from '../support/progress.js';
-import { readJsonInput, refuseRoundedArguments } from '../support/read-input.js';
+import { readJsonInput, refuseCallsWithoutIds, refuseRoundedArguments } from '../support/read-input.js';
 import { renderCards } from '../support/render-cards.js';
 import { stylist, useColor } from '../support/style.js';
 import { jsonText, visible } from '../support/terminal-text.js';
@@ -117,10 +117,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     format = PROVIDERS[detected.provider];
     calls = format.parseCalls(detected.message);
   } catch (error) {
-    // Bad input, including a call without an id: one line naming the source, exit 2.
+    // Bad input: one line naming the source, exit 2.
     if (AirlockError.isInstance(error)) throw new UsageError(`${label}: ${error.message}`);
     throw error;
   }
+  refuseCallsWithoutIds(calls, format.id, label);
   refuseRoundedArguments(calls, rounded, label);
 
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && source !== '-';

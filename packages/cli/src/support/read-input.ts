@@ -60,3 +60,24 @@ export function refuseRoundedArguments(calls: readonly ToolCallRequest[], rounde
     if (found !== undefined) throw new UsageError(`${label}: call ${JSON.stringify(call.id)} holds ${roundedIntegerWords(found)}`);
   }
 }
+
+/** Where each format keeps a call's id, as a person finds it in the transcript. */
+const ID_PATHS: Readonly<Record<string, (index: number) => string>> = {
+  openai: (index) => `tool_calls[${index}].id`,
+  responses: (index) => `function_call[${index}].call_id`,
+  anthropic: (index) => `tool_use[${index}].id`,
+  gemini: (index) => `functionCall[${index}].id`,
+};
+
+/**
+ * A transcript is the user's input, so a call without an id is bad input here (exit 2), not
+ * a call answered under a stand-in as the engine answers a model's: the tool messages printed
+ * would match no call of the transcript.
+ */
+export function refuseCallsWithoutIds(calls: readonly ToolCallRequest[], provider: string, label: string): void {
+  calls.forEach((call, index) => {
+    const id: unknown = call.id;
+    const problem = id === undefined || id === null ? 'is missing' : typeof id !== 'string' ? 'must be a string' : id === '' ? 'is empty' : undefined;
+    if (problem !== undefined) throw new UsageError(`${label}: ${(ID_PATHS[provider] ?? ((at: number) => `call ${at}'s id`))(index)} ${problem}: every call needs an id to be answered under`);
+  });
+}

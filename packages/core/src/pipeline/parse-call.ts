@@ -21,6 +21,7 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   // A call without an id cannot be matched to its result: answered under its position, never run.
   if (id === undefined || id === null || id === '') return failed(index, standIn(index), name, registry.get(name), 'INVALID_ARGS', `${shown}: the call has no id (tool call ids are non-empty strings)`);
   const callId = String(id);
+  if (typeof request.name !== 'string') return failed(index, callId, name, undefined, 'INVALID_ARGS', 'the call names no tool (a tool call\'s name is a string)');
   const tool = registry.get(name);
   if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, shown, listable));
   const parsed = parseJsonArguments(request.arguments, limits);

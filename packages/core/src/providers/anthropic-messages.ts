@@ -2,7 +2,7 @@
 import type { JsonSchema } from '../json/json-types.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { ToolSchema } from '../tool/schema-of.js';
-import { invalidMessage, isRecord, requireId, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
+import { callField, invalidMessage, isRecord, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
 
 export interface AnthropicTool {
   name: string;
@@ -36,11 +36,7 @@ export const anthropicMessages: ProviderFormat<AnthropicTool, AnthropicToolResul
     if (!Array.isArray(content)) throw invalidMessage('anthropic', 'expected an assistant message with a "content" array');
     return content
       .filter((block): block is Record<string, unknown> => isRecord(block) && block.type === 'tool_use')
-      .map((block, index) => ({
-        id: requireId(block.id, 'anthropic', `tool_use[${index}].id`),
-        name: requireString(block.name, 'anthropic', `tool_use[${index}].name`),
-        arguments: block.input as ToolCallRequest['arguments'],
-      }));
+      .map((block) => ({ id: callField(block.id), name: callField(block.name), arguments: block.input as ToolCallRequest['arguments'] }));
   },
   toolMessages: (results: readonly ToolResult[]) =>
     results.length === 0

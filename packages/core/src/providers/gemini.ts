@@ -3,7 +3,7 @@
 import type { JsonObject, JsonSchema, JsonValue } from '../json/json-types.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { ToolSchema } from '../tool/schema-of.js';
-import { invalidMessage, isRecord, requireId, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
+import { callField, invalidMessage, isRecord, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
 
 export interface GeminiFunctionDeclaration {
   name: string;
@@ -36,8 +36,8 @@ export const gemini: ProviderFormat<GeminiFunctionDeclaration, GeminiFunctionRes
     return parts
       .filter((part): part is { functionCall: Record<string, unknown> } => isRecord(part) && isRecord(part.functionCall))
       .map((part, index) => ({
-        id: part.functionCall.id === undefined ? standInId(index) : requireId(part.functionCall.id, 'gemini', `functionCall[${index}].id`),
-        name: requireString(part.functionCall.name, 'gemini', `functionCall[${index}].name`),
+        id: part.functionCall.id === undefined ? standInId(index) : callField(part.functionCall.id),
+        name: callField(part.functionCall.name),
         arguments: (part.functionCall.args ?? {}) as ToolCallRequest['arguments'],
       }));
   },

@@ -2,7 +2,7 @@
 import type { JsonSchema } from '../json/json-types.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { ToolSchema } from '../tool/schema-of.js';
-import { invalidMessage, isRecord, requireId, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
+import { callField, invalidMessage, isRecord, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
 
 export interface OpenAIChatTool {
   type: 'function';
@@ -24,14 +24,10 @@ export const openaiChat: ProviderFormat<OpenAIChatTool, OpenAIChatToolMessage> =
     })),
   parseCalls(message: unknown): ToolCallRequest[] {
     if (!isRecord(message) || !Array.isArray(message.tool_calls)) throw invalidMessage('openai', 'expected an assistant message with "tool_calls"');
-    return message.tool_calls.map((call: unknown, index) => {
-      if (!isRecord(call) || !isRecord(call.function)) throw invalidMessage('openai', `tool_calls[${index}] must have a "function" object`);
-      const args = call.function.arguments;
-      return {
-        id: requireId(call.id, 'openai', `tool_calls[${index}].id`),
-        name: requireString(call.function.name, 'openai', `tool_calls[${index}].function.name`),
-        arguments: args as ToolCallRequest['arguments'],
-      };
+    // Array.from visits holes too: each entry is a call, answered even when it is malformed.
+    return Array.from(message.tool_calls as unknown[], (call) => {
+      const fn = isRecord(call) && isRecord(call.function) ? call.function : undefined;
+      return { id: callField(isRecord(call) ? call.id : undefined), name: callField(fn?.name), arguments: fn?.arguments as ToolCallRequest['arguments'] };
     });
   },
   toolMessages: (results: readonly ToolResult[]) =>

@@ -3,7 +3,7 @@
 import type { JsonSchema } from '../json/json-types.js';
 import type { ToolResult } from '../result/tool-result.js';
 import type { ToolSchema } from '../tool/schema-of.js';
-import { invalidMessage, isRecord, requireId, requireString, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
+import { callField, invalidMessage, isRecord, type ProviderFormat, type ToolCallRequest } from './provider-format.js';
 
 export interface OpenAIResponsesTool {
   type: 'function';
@@ -49,11 +49,7 @@ export const openaiResponses: ProviderFormat<OpenAIResponsesTool, OpenAIResponse
     schemas.map((schema) => ({ type: 'function', name: schema.name, description: schema.description, parameters: schema.parameters, strict: false })),
   parseCalls(message: unknown): ToolCallRequest[] {
     return unansweredCalls(itemsOf(message))
-      .map((item, index) => ({
-        id: requireId(item.call_id, 'responses', `function_call[${index}].call_id`),
-        name: requireString(item.name, 'responses', `function_call[${index}].name`),
-        arguments: item.arguments as ToolCallRequest['arguments'],
-      }));
+      .map((item) => ({ id: callField(item.call_id), name: callField(item.name), arguments: item.arguments as ToolCallRequest['arguments'] }));
   },
   toolMessages: (results: readonly ToolResult[]) =>
     results.map((result) => ({ type: 'function_call_output', call_id: result.callId, output: result.content })),

@@ -47,9 +47,11 @@ export function requireString(value: unknown, provider: ProviderId, where: strin
   return value;
 }
 
-/** A call's id: a call without one (or with an empty one) cannot be answered, its result would match no call. */
-export function requireId(value: unknown, provider: ProviderId, where: string): string {
-  const id = requireString(value, provider, where);
-  if (id === '') throw invalidMessage(provider, `${where} is empty`);
-  return id;
+/**
+ * One call's id or name as the message holds it. A malformed call is not a malformed message:
+ * it reaches the pipeline as it is, which answers it (INVALID_ARGS, UNKNOWN_TOOL) beside the
+ * calls that are well formed, so they still run and every call gets its result.
+ */
+export function callField(value: unknown): string {
+  return value as string;
 }
