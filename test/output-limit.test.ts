@@ -63,3 +63,37 @@ describe('maxOutputBytes is exact: a result of the limit passes, one byte more d
     expect(await outcome(name, over)).toBe('OUTPUT_TOO_LARGE');
   });
 });
+
+describe('objects and arrays in a result are bounded as its bytes are (the host parses each on the main thread every tenant shares)', () => {
+  let counted: Sandbox;
+  let countedEngine: Engine;
+  beforeAll(async () => {
+    const { pluginFolder } = await import('./support/plugin-harness.js');
+    counted = createSandbox({ threads: 1 });
+    await counted.loadPlugins([await pluginFolder('output-limit/containers.js', { capabilities: ['log'] })]);
+    countedEngine = createEngine({ sources: [counted], policy: { default: 'allow' } });
+  });
+  afterAll(async () => {
+    await counted.close();
+  });
+  const run = async (name: string, count: number) => (await countedEngine.run([{ id: name, name, arguments: JSON.stringify({ count }) }]))[0]!;
+
+  it('100,000 pass, one more is OUTPUT_TOO_LARGE', async () => {
+    // The outer array is one: 99,999 empty objects and it make 100,000.
+    expect((await run('empties', 99_999)).isError).toBe(false);
+    const refused = await run('empties', 100_000);
+    expect((refused as ToolFailure).error?.code).toBe('OUTPUT_TOO_LARGE');
+    expect(refused.content).toContain('more than 100000 objects and arrays');
+  });
+
+  it('braces inside strings are text, not counted', async () => {
+    const result = await run('braces', 300_000);
+    expect(result.isError).toBe(false);
+    expect(result.content.length).toBeGreaterThan(600_000);
+  });
+
+  it('a capability request is bounded the same way: refused in the realm, the call goes on', async () => {
+    expect((await run('ask_many', 1_000)).content).toBe('"sent"');
+    expect((await run('ask_many', 100_000)).content).toMatch(/^"refused: /);
+  });
+});

@@ -2,6 +2,7 @@
 // parsed defensively, sizes re-checked on this side, and only codes a plugin may end
 // with are accepted from it; every limit verdict is the host's own.
 import type { SandboxFailureCode, SandboxOutcome, Usage } from '../worker/worker-protocol.js';
+import { holdsMoreContainers, MAX_RESULT_CONTAINERS } from './json-containers.js';
 
 /** Codes a realm may report; CPU, memory, timeout and crash verdicts come only from the host. */
 const REALM_CODES: ReadonlySet<string> = new Set(['TOOL_ERROR', 'OUTPUT_TOO_LARGE', 'INVALID_TOOL_OUTPUT']);
@@ -17,8 +18,11 @@ export function decodeReport(kind: string, payload: string, maxOutputBytes: numb
     if (payload.length > maxOutputBytes || Buffer.byteLength(payload, 'utf8') > maxOutputBytes) {
       return { ok: false, code: 'OUTPUT_TOO_LARGE', message: "the result is larger than this tool may return", usage };
     }
-    // Parsed once, where it is used (plugin/plugin-tools.ts): a parse here only to check it
-    // cost a worker 1.2 ms for a 150 KB result.
+    // Counted here, on the worker's thread, not parsed: parsed once, where it is used
+    // (plugin/plugin-tools.ts); a parse here only to check it cost a worker 1.2 ms for a 150 KB result.
+    if (holdsMoreContainers(payload, MAX_RESULT_CONTAINERS)) {
+      return { ok: false, code: 'OUTPUT_TOO_LARGE', message: `the result holds more than ${MAX_RESULT_CONTAINERS} objects and arrays`, usage };
+    }
     return { ok: true, json: payload, usage };
   }
   if (kind === UNLOADED_KIND && payload === UNLOADED_PAYLOAD) return { ok: false, code: 'TOOL_ERROR', message: UNLOADED_MESSAGE, usage };

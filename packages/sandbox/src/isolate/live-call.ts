@@ -3,6 +3,7 @@
 // over only when the realm has reported *and* every such task has settled: the isolate is
 // then idle, and since the host starts nothing more for this call, no code of it runs again.
 import type ivm from './ivm.js';
+import { holdsMoreContainers, MAX_RESULT_CONTAINERS } from './json-containers.js';
 import { logLineOfJson } from '../capabilities/log-line.js';
 import type { CapabilityHandler } from '../worker/worker-protocol.js';
 
@@ -178,6 +179,8 @@ export class LiveCall {
     // UTF-8, not UTF-16 units: '€' is one unit and three bytes.
     const bytes = json.length > MAX_CAPABILITY_BYTES ? Infinity : Buffer.byteLength(json, 'utf8');
     if (bytes > MAX_CAPABILITY_BYTES) return this.#deliver(id, false, 'TOO_LARGE');
+    // Parsed on the embedder's main thread, like a result: its objects and arrays are bounded as they are.
+    if (holdsMoreContainers(json, MAX_RESULT_CONTAINERS)) return this.#deliver(id, false, 'TOO_LARGE');
     if (this.#unanswered >= MAX_CAPABILITY_IN_FLIGHT || this.#bytesInFlight + bytes > MAX_CAPABILITY_BYTES_IN_FLIGHT) return this.#deliver(id, false, 'TOO_MANY_REQUESTS');
     // A log request joins the console's lines here, where its place among them is known;
     // the host still answers it (and counts it), as it does every request.

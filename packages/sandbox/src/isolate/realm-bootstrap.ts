@@ -43,6 +43,8 @@ export interface CallBounds {
   readonly requests: number;
   readonly inFlight: number;
   readonly unitsInFlight: number;
+  /** Objects and arrays one result or capability request may hold (json-containers.ts). */
+  readonly resultContainers: number;
 }
 
 export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilityNamesJson: string, maxCapabilityBytes: number, grantWebAssembly: boolean, grantSharedArrayBuffer: boolean, wasmObjectsPerRealm: number, strictResults: boolean, callBoundsJson: string): RealmEntry {
@@ -88,6 +90,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // that logged in a loop once queued gigabytes outside its heap and kept the thread that
   // enforces its limits busy (its CPU_LIMIT became a late TIMEOUT).
   const bounds = parse(callBoundsJson) as CallBounds;
+  /** Refused early, as the result is serialized; the host counts again (json-containers.ts). */
+  const TOO_MANY_CONTAINERS_MESSAGE = 'the result holds more than ' + bounds.resultContainers + ' objects and arrays';
 
   // Sources of plugin code that would run with no call around it.
   delete g.FinalizationRegistry;
@@ -401,6 +405,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   }
 
   const tooLarge = freeze(createNull(null));
+  const tooManyContainers = freeze(createNull(null));
   /** Thrown by the result's serializer for a value JSON cannot carry; `notJsonReason` says which and where. */
   const notJson = freeze(createNull(null));
   let notJsonReason = '';
@@ -425,6 +430,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     let remaining = maxBytes;
     // Containers that already have an element written: the next one costs a comma.
     const started = new WeakSetIntrinsic<object>();
+    let containers = 0;
     let atTop = true;
     const replacer = function (this: object, key: string, item: unknown): unknown {
       const top = atTop;
@@ -447,6 +453,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
           if (proto !== ObjectPrototype && proto !== null) refuseNotJson(this, key, top, 'an object that is neither a plain object nor an array');
           if (getOwnPropertySymbols(item).length > 0) refuseNotJson(this, key, top, 'an object with a symbol-keyed property');
         }
+        containers += 1;
+        if (containers > bounds.resultContainers) throw tooManyContainers;
         cost = 2;
       } else if (kind === 'undefined' && !top && !isArray(this)) return item; // a key whose value is undefined is absent, strict or not
       else if (strict) refuseNotJson(this, key, top, kind === 'undefined' ? 'undefined' : kind === 'bigint' ? 'a BigInt' : 'a ' + kind);
@@ -468,6 +476,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       text = apply(stringify, undefined, [value, replacer]) as string | undefined;
     } catch (error) {
       if (error === tooLarge) return ['OUTPUT_TOO_LARGE', TOO_LARGE_MESSAGE];
+      if (error === tooManyContainers) return ['OUTPUT_TOO_LARGE', TOO_MANY_CONTAINERS_MESSAGE];
       if (error === notJson) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON: ' + notJsonReason];
       // The serializer's own refusals (cycles, BigInt) mean "not JSON"; anything else was thrown by the plugin's toJSON or getters.
       if (error instanceof TypeErrorIntrinsic) return ['INVALID_TOOL_OUTPUT', 'the result is not JSON (' + describeThrown(error) + ')'];

@@ -11,6 +11,7 @@ import { ScriptCodeCache } from './script-code-cache.js';
 import { realmBootstrap, type CallBounds } from './realm-bootstrap.js';
 import { installRealmGlobals } from './install-realm-globals.js';
 import { withContextLock } from './context-lock.js';
+import { MAX_RESULT_CONTAINERS } from './json-containers.js';
 import { MAX_CAPABILITY_BYTES, MAX_CAPABILITY_BYTES_IN_FLIGHT, MAX_CAPABILITY_IN_FLIGHT, MAX_CAPABILITY_REQUESTS, MAX_LOG_BYTES, MAX_LOG_LINES } from './live-call.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import { CODE_MODE_PLUGIN } from '../code-mode/code-mode-plugin.js';
@@ -39,6 +40,7 @@ const CALL_BOUNDS_JSON = JSON.stringify({
   requests: MAX_CAPABILITY_REQUESTS,
   inFlight: MAX_CAPABILITY_IN_FLIGHT,
   unitsInFlight: MAX_CAPABILITY_BYTES_IN_FLIGHT,
+  resultContainers: MAX_RESULT_CONTAINERS,
 } satisfies CallBounds);
 
 /** The plugin module did not compile, link or evaluate: the plugin's fault, not a crash. */
