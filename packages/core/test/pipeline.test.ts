@@ -255,6 +255,20 @@ describe('guards', () => {
     expect(results.map((result) => failure(result).error.code)).toEqual(['ABORTED_BEFORE_DISPATCH', 'ABORTED_BEFORE_DISPATCH']);
   });
 
+  // A thrown Proxy whose getPrototypeOf trap throws: `instanceof` on it throws inside the catch.
+  const trapped = (): unknown => new Proxy({}, { getPrototypeOf: () => { throw new Error('trap'); } });
+  it.each([
+    ['an approver that throws', { policy: { default: 'ask' as const }, approver: () => { throw trapped(); } }, 'APPROVAL_UNAVAILABLE'],
+    ['an approver that rejects', { policy: { default: 'ask' as const }, approver: () => Promise.reject(trapped()) }, 'APPROVAL_UNAVAILABLE'],
+    ['a guard that throws', { guards: [() => { throw trapped(); }] }, 'PERMISSION_DENIED'],
+    ['a guard that rejects', { guards: [() => Promise.reject(trapped())] }, 'PERMISSION_DENIED'],
+  ])('%s a trapping Proxy still fails closed with its own code', async (_case, options, code) => {
+    let ran = false;
+    const [result] = await engine([defineTool({ name: 'write_file', description: 'Writes.', parameters: { type: 'object' }, execute: () => ((ran = true), 'x') })], options).run([call('write_file', {})]);
+    expect(failure(result).error.code).toBe(code);
+    expect(ran).toBe(false);
+  });
+
   it('a throwing guard fails closed', async () => {
     const [result] = await engine([tool('t')], { guards: [() => { throw new Error('boom'); }] }).run([call('t')]);
     expect(failure(result).error.message).toContain('guard 0 failed (boom)');

@@ -12,6 +12,7 @@ export type GateOutcome =
   | { readonly allowed: false; readonly code: 'PERMISSION_DENIED' | 'APPROVAL_UNAVAILABLE' | 'ABORTED_BEFORE_DISPATCH'; readonly message: string };
 
 class ApprovalTimeout extends Error {}
+const APPROVAL_TIMED_OUT = new ApprovalTimeout();
 
 const ALLOWED: GateOutcome = Object.freeze({ allowed: true });
 
@@ -49,8 +50,8 @@ async function askApprover(config: PipelineConfig, approver: Approver, call: Par
     const answer = await Promise.race([
       Promise.resolve().then(() => approver({ callId: call.callId, toolName: call.name, args, tenant, reason }, approvalSignal)),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new ApprovalTimeout()), timeoutMs);
-        approvalSignal.addEventListener('abort', () => reject(new ApprovalTimeout()), { once: true });
+        timer = setTimeout(() => reject(APPROVAL_TIMED_OUT), timeoutMs);
+        approvalSignal.addEventListener('abort', () => reject(APPROVAL_TIMED_OUT), { once: true });
       }),
     ]);
     if (answer === true) return { allowed: true };
@@ -59,7 +60,8 @@ async function askApprover(config: PipelineConfig, approver: Approver, call: Par
   } catch (error) {
     // Cancelled while the question waited: the call never started, like any call cancelled before its body.
     if (signal.aborted) return { allowed: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled while waiting for approval` };
-    if (error instanceof ApprovalTimeout) return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver did not answer within ${timeoutMs} ms` };
+    // Compared by identity: instanceof runs a thrown Proxy's getPrototypeOf trap, which may throw.
+    if (error === APPROVAL_TIMED_OUT) return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver did not answer within ${timeoutMs} ms` };
     return { allowed: false, code: 'APPROVAL_UNAVAILABLE', message: `${call.name}: the approver failed (${hookFailureText(error)})` };
   } finally {
     clearTimeout(timer);

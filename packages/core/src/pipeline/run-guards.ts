@@ -19,7 +19,8 @@ export async function runGuards(config: PipelineConfig, call: ParsedCall, args: 
         return `${call.name}: denied by a guard (${typeof reason === 'string' && reason !== '' ? reason : `guard ${index}`})`;
       }
     } catch (error) {
-      if (error instanceof GuardTimeout) return `${call.name}: denied because guard ${index} did not answer within ${config.limits.guardTimeoutMs} ms`;
+      // Compared by identity: instanceof runs a thrown Proxy's getPrototypeOf trap, which may throw.
+      if (error === GUARD_TIMED_OUT) return `${call.name}: denied because guard ${index} did not answer within ${config.limits.guardTimeoutMs} ms`;
       return `${call.name}: denied because guard ${index} failed (${hookFailureText(error)})`;
     }
   }
@@ -27,6 +28,7 @@ export async function runGuards(config: PipelineConfig, call: ParsedCall, args: 
 }
 
 class GuardTimeout extends Error {}
+const GUARD_TIMED_OUT = new GuardTimeout();
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
@@ -35,7 +37,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new GuardTimeout()), ms);
+    timer = setTimeout(() => reject(GUARD_TIMED_OUT), ms);
   });
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
