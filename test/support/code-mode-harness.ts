@@ -36,8 +36,8 @@ export async function codeModeHarness(options: { limits?: Partial<CodeModeLimits
     seen.running -= 1;
     if (exclusive) exclusiveRunning = false;
   };
-  /** Resolves after `ms`, or at once when the call is cancelled (counted). */
-  const wait = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
+  /** Resolves after `ms`; rejects at once when the call is cancelled (counted), as a tool that honours its signal stops. */
+  const wait = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       if (signal.aborted) seen.finishedAfterAbort += 1;
       resolve();
@@ -45,7 +45,7 @@ export async function codeModeHarness(options: { limits?: Partial<CodeModeLimits
     signal.addEventListener('abort', () => {
       seen.aborted += 1;
       clearTimeout(timer);
-      resolve();
+      reject(new Error('cancelled'));
     }, { once: true });
   });
   const tools = [

@@ -158,7 +158,7 @@ describe('the code tool', () => {
 
   it('a sub-call the program left running is cancelled and answered before the program\'s result', async () => {
     let aborted = false;
-    const inner = engine([tool('hang', { execute: (_args, exec) => new Promise((resolve) => exec.signal.addEventListener('abort', () => { aborted = true; resolve(null); })) })]);
+    const inner = engine([tool('hang', { execute: (_args, exec) => new Promise((_resolve, reject) => exec.signal.addEventListener('abort', () => { aborted = true; reject(new Error('stopped')); })) })]);
     const started = deferred();
     const result = await runProgram(inner, runnerOf(async (request) => {
       void request.callTool('hang', {});

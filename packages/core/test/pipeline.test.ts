@@ -298,6 +298,63 @@ describe('guards', () => {
 });
 
 describe('execute stage', () => {
+  describe('cancelling a turn lets a started body settle (DESIGN.md, scheduling)', () => {
+    it('a body that ignores the signal is awaited, and its own outcome is the result', async () => {
+      const started = deferred();
+      const finish = deferred<string>();
+      const late = vi.fn();
+      const pay = tool('pay', { execute: () => (started.resolve(), finish.promise) });
+      const controller = new AbortController();
+      let answered = false;
+      const turn = engine([pay], { observers: { onLateSettlement: late } }).run([call('pay')], { signal: controller.signal }).finally(() => (answered = true));
+      await started.promise;
+      controller.abort();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Not answered as cancelled while the charge is still going on.
+      expect(answered).toBe(false);
+      finish.resolve('CHARGED');
+      const [result] = await turn;
+      expect(result).toMatchObject({ isError: false, value: 'CHARGED' });
+      expect(late).not.toHaveBeenCalled();
+    });
+
+    it('an exclusive call of a cancelled turn has ended before the turn answers', async () => {
+      let running = 0;
+      let overlapped = false;
+      const started = deferred();
+      const pay = tool('pay', {
+        execute: async () => {
+          running += 1;
+          if (running > 1) overlapped = true;
+          started.resolve();
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          running -= 1;
+          return 'done';
+        },
+      });
+      const e = engine([pay]);
+      const controller = new AbortController();
+      const first = e.run([call('pay')], { signal: controller.signal });
+      await started.promise;
+      controller.abort();
+      await first;
+      await e.run([call('pay')]);
+      expect(overlapped).toBe(false);
+    });
+
+    it('a body that ignores the signal is still ended by its deadline', async () => {
+      const started = deferred();
+      const late = vi.fn();
+      const stuck = tool('stuck', { timeoutMs: 60, execute: () => (started.resolve(), new Promise(() => undefined)) });
+      const controller = new AbortController();
+      const turn = engine([stuck], { observers: { onLateSettlement: late } }).run([call('stuck')], { signal: controller.signal });
+      await started.promise;
+      controller.abort();
+      const [result] = await turn;
+      expect(failure(result).error.code).toBe('ABORTED');
+    });
+  });
+
   it('a wrapper cannot detach the caller\'s cancellation', async () => {
     const started = deferred();
     let seen: AbortSignal | undefined;

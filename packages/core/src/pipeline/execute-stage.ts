@@ -63,6 +63,19 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
 
   const scope = linkAbortSignal(callerSignal);
   const signal = scope.signal;
+  // What ends the wait before the body settles: the deadline, or a cancellation that comes
+  // while no body has started yet (a wrapper still waiting). A body already started is let
+  // settle (DESIGN.md, scheduling): it has the aborted signal, a sandboxed one is killed, and
+  // its own outcome is the result, so the model is told what happened and an exclusive call
+  // never overlaps the next turn's. Its deadline still ends the wait.
+  let stop: (reason: unknown) => void = () => undefined;
+  let stoppedBeforeSettling = false;
+  const stopped = new Promise<never>((_, reject) => {
+    stop = (reason) => {
+      stoppedBeforeSettling = true;
+      reject(reason);
+    };
+  });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
   // timeoutMs is host-only: the message says a deadline passed, not which.
@@ -70,14 +83,15 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
   if (timeoutMs !== undefined) {
     timer = setTimeout(() => {
       deadlinePassed = true;
-      scope.abort(new Error(timedOut));
+      const reason = new Error(timedOut);
+      scope.abort(reason);
+      stop(reason);
     }, timeoutMs);
   }
-  let onAbort: (() => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  const onAbort = (): void => {
+    if (!bodyStarted) stop(signal.reason);
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
 
   const body = invoke(0, signal);
   try {
@@ -87,24 +101,17 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     if (performance.now() > deadline && !callerSignal.aborted) return { ok: false, code: 'TIMEOUT', message: timedOut, metadata };
     return { ok: true, value, metadata };
   } catch (error) {
-    if (signal.aborted) reportLate(config, call, tenant, body);
-    if (deadlinePassed && !callerSignal.aborted) {
-      return { ok: false, code: 'TIMEOUT', message: timedOut, metadata };
-    }
+    if (stoppedBeforeSettling) reportLate(config, call, tenant, body);
+    if (deadlinePassed && !callerSignal.aborted) return { ok: false, code: 'TIMEOUT', message: timedOut, metadata };
     if (callerSignal.aborted && !ToolCallError.isInstance(error)) {
-      // A body that was still queued (a sandboxed call waiting for a thread) says so by
-      // rejecting with ABORTED_BEFORE_DISPATCH as the abort reaches it; give it one turn.
-      if (bodyStarted && (await neverDispatched(body))) {
-        return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
-      }
-      return bodyStarted
-        ? { ok: false, code: 'ABORTED', message: `${call.name}: cancelled while running`, metadata }
-        : { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
+      // Answered before a wrapper let the body start: it never will (invoke refuses it).
+      if (!bodyStarted) return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
+      return { ok: false, code: 'ABORTED', message: `${call.name}: cancelled while running`, metadata };
     }
     return thrownOutcome(call.name, error, metadata);
   } finally {
     clearTimeout(timer);
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+    signal.removeEventListener('abort', onAbort);
     scope.dispose();
   }
 }
@@ -139,20 +146,4 @@ function reportLate(config: PipelineConfig, call: ParsedCall, tenant: string | u
     () => notify('fulfilled'),
     () => notify('rejected'),
   );
-}
-
-/** Whether the body rejected, within a timer tick of the abort, saying it never dispatched. */
-function neverDispatched(body: Promise<unknown>): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), 0);
-    body.then(
-      () => undefined,
-      (error: unknown) => {
-        if (ToolCallError.isInstance(error) && error.code === 'ABORTED_BEFORE_DISPATCH') {
-          clearTimeout(timer);
-          resolve(true);
-        }
-      },
-    );
-  });
 }

@@ -58,7 +58,7 @@ export interface PipelineObservers {
   readonly onResult?: (result: ToolResult) => void;
   /** A call entering a stage of PIPELINE_STAGES; `parse` for every call of a turn before any runs. */
   readonly onStage?: (event: { readonly callId: string; readonly stage: PipelineStage }) => void;
-  /** A body that settled after its call had already ended (timeout, abort): never shown to the model. */
+  /** A body that settled after its call had already ended (its deadline, or a cancel before a wrapper let it start): never shown to the model. */
   readonly onLateSettlement?: (event: { readonly callId: string; readonly toolName: string; readonly outcome: 'fulfilled' | 'rejected' }) => void;
   /**
    * A failure the pipeline contained instead of throwing: every call still gets its result,

@@ -20,7 +20,10 @@ export const HOST_ONLY_FIELDS = [
 export interface ExecContext {
   readonly callId: string;
   readonly toolName: string;
-  /** Aborts on the caller's cancellation and on the host deadline. */
+  /**
+   * Aborts on the caller's cancellation and on the host deadline. After a cancellation the
+   * call waits for the body to settle (until its deadline): stop on this signal, or the turn waits.
+   */
   readonly signal: AbortSignal;
   readonly tenant: string | undefined;
   /**
