@@ -42,6 +42,17 @@ describe('projection carries exactly the model-facing fields', () => {
     expect(Object.keys(full).sort()).toEqual([...MODEL_FACING_FIELDS, ...HOST_ONLY_FIELDS].sort());
   });
 
+  it.each([
+    ['a getter that changes', () => { let n = 0; return { type: 'object', get description() { return `read ${(n += 1)}`; } }; }],
+    ['a function', () => ({ type: 'object', check: () => true })],
+    ['NaN', () => ({ type: 'object', maximum: Number.NaN })],
+    ['toJSON', () => ({ type: 'object', toJSON: () => ({ type: 'string' }) })],
+    ['a class instance', () => ({ type: 'object', properties: { at: new (class Point { x = 1; })() } })],
+    ['a cycle', () => { const schema: Record<string, unknown> = { type: 'object' }; schema.self = schema; return schema; }],
+  ])('schemaOf on a definition never registered refuses parameters with %s, naming the tool', (_case, parameters) => {
+    expect(() => schemaOf({ name: 'raw_tool', description: 'Raw.', parameters: parameters() as never })).toThrow(expect.objectContaining({ code: 'NOT_LOSSLESS_JSON', message: expect.stringContaining('tool "raw_tool" parameters') }));
+  });
+
   it('schemaOf copies exactly the four model-facing fields', () => {
     expect(Object.keys(schemaOf(full)).sort()).toEqual(['deferLoading', 'description', 'name', 'parameters']);
   });

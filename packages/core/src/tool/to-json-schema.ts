@@ -26,5 +26,15 @@ export function toJsonSchema(input: unknown, toolName: string, field: 'parameter
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new AirlockError('UNSUPPORTED_SCHEMA', `tool "${toolName}" ${field} must be a zod schema or a JSON Schema object`, { tool: toolName, field });
   }
-  return snapshotJson(raw, { label: `tool "${toolName}" ${field}` }) as JsonObject;
+  const snapshot = snapshotJson(raw, { label: `tool "${toolName}" ${field}` }) as JsonObject;
+  SNAPSHOTS.add(snapshot);
+  return snapshot;
+}
+
+/** Schemas this module snapshotted: lossless JSON already, so projecting one needs only a copy. */
+const SNAPSHOTS = new WeakSet<object>();
+
+/** Whether `value` is a schema toJsonSchema made (a registered or defined tool's). */
+export function isSnapshottedSchema(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && SNAPSHOTS.has(value);
 }
