@@ -62,7 +62,8 @@ ${DEBUG_HELP}
 "ask" goes to the client as an elicitation when it supports one; otherwise the call
 ends as APPROVAL_UNAVAILABLE. What a call's plugin logs (its console and the log
 capability) goes to the client as MCP logging notifications on that call's request, in
-the order it was written; logging/setLevel sets the lowest level sent.
+the order it was written; logging/setLevel sets the lowest level sent. SIGTERM or
+Ctrl-C cancels the calls in progress, answers each (ABORTED), then exits 0.
 
 Example (an MCP client's configuration):
   { "mcpServers": { "airlock": ${mcpServerEntry(['serve', '--plugins', '/path/to/plugins'])} } }`;
@@ -121,6 +122,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const registry = new ToolRegistry(sandbox.tools());
   const onError = debugOnError(debugEnabled(values.debug));
+  // SIGTERM or Ctrl-C: calls in progress are cancelled and answered, then the server closes.
+  const stopping = new AbortController();
+  const calls = new CallsInFlight();
   const session = (tenant: string): McpSessionOptions => ({
     sandbox,
     registry,
@@ -130,14 +134,17 @@ export async function serveCommand(argv: string[]): Promise<number> {
     approveAll: values['approve-all'] === true,
     codeMode: values['code-mode'] === true,
     log,
+    calls,
+    stopping: stopping.signal,
     ...(onError === undefined ? {} : { onError }),
   });
   const tools = sandbox.tools().map((tool) => tool.name);
   log(`${plural(tools.length, 'tool')} from ${plural(sandbox.plugins().length, 'plugin')}: ${tools.join(', ')}${values['code-mode'] === true ? ' (Code Mode: served as run_code programs)' : ''}`);
 
   const fixedTenant = values.tenant ?? DEFAULT_TENANT;
-  if (port === undefined) await serveStdio(sandbox, session(fixedTenant));
-  else await serveHttp(sandbox, session, port, limits, tenantHeader === undefined ? { fixed: fixedTenant } : { header: tenantHeader.toLowerCase() });
+  const stop = { stopping, calls };
+  if (port === undefined) await serveStdio(sandbox, session(fixedTenant), stop);
+  else await serveHttp(sandbox, session, port, limits, tenantHeader === undefined ? { fixed: fixedTenant } : { header: tenantHeader.toLowerCase() }, stop);
   return 0;
 }
 
@@ -155,12 +162,28 @@ function count(flag: string, raw: string | undefined, fallback: number, max: num
   return value;
 }
 
-async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise<void> {
-  const calls = new CallsInFlight();
+/** How the server stops: `stopping` aborts the calls in progress, `calls` says when all are answered. */
+interface Stop {
+  readonly stopping: AbortController;
+  readonly calls: CallsInFlight;
+}
+
+/** On SIGTERM or Ctrl-C: cancels the calls in progress and resolves once each is answered. */
+async function stopped(stop: Stop): Promise<void> {
+  const signal = await stopSignal();
+  log(`${signal}: cancelling the calls in progress, answering them, then closing`);
+  stop.stopping.abort();
+  await stop.calls.drained();
+  // The last answer is written a moment after its call resolves.
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function serveStdio(sandbox: Sandbox, session: McpSessionOptions, stop: Stop): Promise<void> {
+  const { calls } = stop;
   // Once input ends nobody can answer an approval question: those calls are answered as not approved.
   const clientGone = new AbortController();
   const rounded = new RoundedRequests();
-  const server = createMcpSession({ ...session, calls, clientGone: clientGone.signal, rounded });
+  const server = createMcpSession({ ...session, clientGone: clientGone.signal, rounded });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
@@ -206,9 +229,13 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions): Promise
     process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...repeated })}\n`);
   };
   log('serving over stdio');
-  await Promise.race([closed, ended, stopSignal()]);
+  await Promise.race([closed, ended, stopped(stop)]);
+  clientGone.abort();
   await server.close().catch(() => undefined);
   await sandbox.close();
+  // Our standard input may still be open (stopped by a signal): reading it would keep the process alive.
+  process.stdin.unpipe(input);
+  process.stdin.destroy();
 }
 
 type Tenancy = { readonly fixed: string } | { readonly header: string };
@@ -227,7 +254,7 @@ function tenantOf(req: IncomingMessage, tenancy: Tenancy): { tenant: string } | 
   return { tenant: value };
 }
 
-async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessionOptions, port: number, limits: SessionLimits, tenancy: Tenancy): Promise<void> {
+async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessionOptions, port: number, limits: SessionLimits, tenancy: Tenancy, stop: Stop): Promise<void> {
   const idleSeconds = limits.idleMs / 1000;
   const sessions = new SessionTable<StreamableHTTPServerTransport>(limits, (id, tenant) => log(`session ${id} (${logName(tenant)}) closed after ${idleSeconds} s idle`));
   // Each session's requests' rounded integers (see RoundedRequests), noted from the body read here.
@@ -331,7 +358,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   allowedHosts.push(`127.0.0.1:${actual}`, `localhost:${actual}`);
   allowedOrigins.push(`http://127.0.0.1:${actual}`, `http://localhost:${actual}`);
   log(`listening on http://127.0.0.1:${actual}/mcp (${'fixed' in tenancy ? `tenant ${tenancy.fixed}` : `tenant from the ${tenancy.header} header`}; at most ${limits.maxSessions} sessions, closed after ${idleSeconds} s idle)`);
-  await stopSignal();
+  await stopped(stop);
   await sessions.closeAll();
   await new Promise<void>((resolve) => http.close(() => resolve()));
   await sandbox.close();
@@ -373,8 +400,8 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<string | unde
   });
 }
 
-function stopSignal(): Promise<void> {
+function stopSignal(): Promise<'SIGINT' | 'SIGTERM'> {
   return new Promise((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
   });
 }

@@ -58,6 +58,8 @@ export interface McpSessionOptions {
   readonly calls?: CallsInFlight;
   /** Aborts when the client is gone (stdio: it closed our input): a question still open can no longer be answered. */
   readonly clientGone?: AbortSignal;
+  /** Aborts when the server is stopping (SIGTERM, Ctrl-C): calls in progress are cancelled, and answered, before it closes. */
+  readonly stopping?: AbortSignal;
   /** The integers JSON.parse rounded in each tools/call's text, noted by the transport's reader before the SDK parsed it. */
   readonly rounded?: RoundedRequests;
 }
@@ -175,13 +177,22 @@ export function createMcpSession(options: McpSessionOptions): Server {
       const callId = `call-${callsStarted}`;
       callRequests.set(callId, extra.requestId);
       let result;
+      // The client's cancellation, or the server stopping: either cancels the call.
+      const cancel = new AbortController();
+      const onCancel = (): void => cancel.abort();
+      const watched = options.stopping === undefined ? [extra.signal] : [extra.signal, options.stopping];
+      for (const signal of watched) {
+        if (signal.aborted) cancel.abort();
+        else signal.addEventListener('abort', onCancel, { once: true });
+      }
       try {
         [result] = await engine.run(
           [{ id: callId, name: request.params.name, arguments: (request.params.arguments ?? {}) as JsonValue }],
-          { signal: extra.signal, tenant: options.tenant },
+          { signal: cancel.signal, tenant: options.tenant },
         );
       } finally {
         callRequests.delete(callId);
+        for (const signal of watched) signal.removeEventListener('abort', onCancel);
       }
       options.log(`${logName(options.tenant)} ${logName(request.params.name)} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
       // Before the result: on Streamable HTTP the call's stream closes with its response.
