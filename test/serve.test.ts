@@ -160,16 +160,18 @@ async function startHttp(extra: string[] = []): Promise<{ url: URL; stderr: () =
 
 describe('airlock serve over stdio: the connection itself', () => {
   /** A raw stdio server: send lines, collect the answers by id, end input. */
-  function rawStdio(extra: string[] = []): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; kill: (signal: NodeJS.Signals) => Promise<number | null>; stderr: () => string } {
+  function rawStdio(extra: string[] = []): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; kill: (signal: NodeJS.Signals) => Promise<number | null>; stderr: () => string; stdout: () => string } {
     const server = spawn(process.execPath, ['--no-node-snapshot', BIN, 'serve', '--plugins', 'examples/plugins', ...extra], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     // A server that ended early is the test's failure to report, not a broken pipe that takes down the test process.
     server.stdin.on('error', () => undefined);
     let stdout = '';
+    let everything = '';
     let stderr = '';
     const answers = new Map<unknown, Record<string, unknown>>();
     const waiting = new Map<unknown, (answer: Record<string, unknown>) => void>();
     server.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
+      everything += chunk.toString();
       for (let newline = stdout.indexOf('\n'); newline >= 0; newline = stdout.indexOf('\n')) {
         const message = JSON.parse(stdout.slice(0, newline)) as Record<string, unknown>;
         stdout = stdout.slice(newline + 1);
@@ -199,6 +201,7 @@ describe('airlock serve over stdio: the connection itself', () => {
         return exited;
       },
       stderr: () => stderr,
+      stdout: () => everything,
     };
   }
   const initialize = JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
@@ -238,6 +241,24 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await server.kill(signal)).toBe(0);
     expect(await answered).toMatchObject({ result: { isError: true, content: [{ text: expect.stringContaining('ABORTED') }] } });
     expect(performance.now() - stoppedAt).toBeLessThan(5000);
+  });
+
+  it('standard output carries no C1 control, bidi or invisible character raw: each is a \\u escape of the same text', async () => {
+    const tricky = 'a\u009b31mb\u202ec\u0085d\u2028e';
+    const dir = await pluginFolder('plugins/escapes.js', { name: 'escapes' });
+    const server = rawStdio(['--plugins', dir]);
+    server.send(initialize);
+    await server.answer('init');
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    const listed = (await server.answer(1)) as { result: { tools: { name: string; description: string }[] } };
+    expect(listed.result.tools.find((tool) => tool.name === 'tricky_text')?.description).toBe(`Returns ${tricky}.`);
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'tricky_text', arguments: {} } }));
+    expect(await server.answer(2)).toMatchObject({ result: { content: [{ text: JSON.stringify(tricky) }] } });
+    expect(await server.end()).toBe(0);
+    expect(server.stdout()).not.toMatch(/[\u0080-\u009f\u202e\u2028]/);
+    expect(server.stdout()).toContain('\\u009b31mb\\u202ec');
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('a request reusing the id of one in progress is refused -32600: the first keeps its id, so it can still be cancelled', async () => {

@@ -28,6 +28,13 @@ describe('renderCards', () => {
     expect(out.split('\n')).toEqual(['Write notes.md  ✓ ok  12.3 ms · c1', '  bytes: 5', '  → written', '', '1 call: 1 succeeded, 0 failed', '']);
   });
 
+  it('a call id of any length (the model chose it) costs the card header a bounded line', () => {
+    const out = renderCards(engine, [{ name: 'write_file', args: { path: 'a', content: '' }, result: ok('done', { callId: 'D'.repeat(200_000) }) }], plain);
+    const header = out.split('\n')[0]!;
+    expect(header.length).toBeLessThan(400);
+    expect(header).toContain('(200000 chars)');
+  });
+
   it('a failure shows its code; the summary counts failures; a person\'s wait for approval is shown', () => {
     const out = renderCards(engine, [
       { name: 'write_file', args: { path: 'a', content: '' }, result: ok('done', { approvalMs: 2500 }) },

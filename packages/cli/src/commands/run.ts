@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
 import { plural } from '../support/plural.js';
 import { createProgress } from '../support/progress.js';
+import { logName } from '../support/log-name.js';
 import { readJsonInput, refuseCallsWithoutIds, refuseRoundedArguments } from '../support/read-input.js';
 import { renderCards } from '../support/render-cards.js';
 import { stylist, useColor } from '../support/style.js';
@@ -239,10 +240,10 @@ function writePluginLogs(results: readonly ToolResult[]): void {
     if (!Array.isArray(logs)) continue;
     for (const line of logs) {
       const { level, message } = line as { level?: unknown; message?: unknown };
-      process.stderr.write(`${visible(`${result.name} (${result.callId}) ${String(level)}: ${String(message)}`)}\n`);
+      process.stderr.write(`${visible(`${logName(result.name)} (${logName(result.callId)}) ${String(level)}: ${String(message)}`)}\n`);
     }
     const dropped = result.metadata?.logsDropped;
-    if (typeof dropped === 'number') process.stderr.write(`${visible(`${result.name} (${result.callId}): ${dropped} more log lines dropped`)}\n`);
+    if (typeof dropped === 'number') process.stderr.write(`${visible(`${logName(result.name)} (${logName(result.callId)}): ${dropped} more log lines dropped`)}\n`);
   }
 }
 

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { mcpServerEntry } from '../support/bin-path.js';
 import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '../support/host-capabilities.js';
@@ -18,7 +19,7 @@ import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.
 import { openSandbox } from '../support/open-engine.js';
 import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { withUsage } from '../support/parse-command-args.js';
-import { visible } from '../support/terminal-text.js';
+import { escapeRawInJson, visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
 import { stdioRefusal } from '../support/stdio-refusal.js';
 import { RoundedRequests } from '../support/rounded-requests.js';
@@ -67,6 +68,23 @@ Ctrl-C cancels the calls in progress, answers each (ABORTED), then exits 0.
 
 Example (an MCP client's configuration):
   { "mcpServers": { "airlock": ${mcpServerEntry(['serve', '--plugins', '/path/to/plugins'])} } }`;
+
+/**
+ * Standard output as the protocol's channel: each JSON-RPC line with the characters
+ * JSON.stringify leaves raw (C1 controls, bidi and invisible ones) as \u escapes, as every
+ * other JSON the CLI prints, so a person reading the stream on a terminal sees them as text.
+ * The SDK's transport writes one whole message per write.
+ */
+const protocolOutput = new Writable({
+  write(chunk: Buffer | string, _encoding, done) {
+    process.stdout.write(escapeRawInJson(chunk.toString()), done);
+  },
+});
+
+/** One JSON-RPC message of ours on standard output, escaped as protocolOutput escapes the SDK's. */
+function writeMessage(message: Record<string, unknown>): void {
+  process.stdout.write(`${escapeRawInJson(JSON.stringify(message))}\n`);
+}
 
 function log(line: string): void {
   process.stderr.write(`airlock serve: ${visible(line)}\n`);
@@ -191,7 +209,7 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions, stop: St
   const input = process.stdin.pipe(new MessageLines(({ id, bytes }) => {
     log(`dropped a message of ${bytes} bytes from the client: larger than ${MAX_MESSAGE_BYTES}`);
     // A response of the client's (to an elicitation of ours) gets no answer: its id is ours, not a request of theirs.
-    if (id !== undefined) process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `the message is larger than ${MAX_MESSAGE_BYTES} bytes; it was dropped` } })}\n`);
+    if (id !== undefined) writeMessage({ jsonrpc: '2.0', id, error: { code: -32600, message: `the message is larger than ${MAX_MESSAGE_BYTES} bytes; it was dropped` } });
   }));
   // The client closing our standard input is its goodbye (the SDK's transport does not watch
   // for it); the calls it sent before are still answered, then the server ends.
@@ -201,7 +219,7 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions, stop: St
     // The last answer is written a moment after its call resolves.
     await new Promise((resolve) => setImmediate(resolve));
   });
-  const transport = new StdioServerTransport(input, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
+  const transport = new StdioServerTransport(input, protocolOutput, { maxBufferSize: MAX_MESSAGE_BYTES + 1 });
   // The line the transport is reading, its rounded integers noted. Added just before the transport's own listener (connect
   // adds it with no await before), this one runs first for each line, and the transport reports
   // a line it cannot read in that same turn. MessageLines hands on one line per 'data' event.
@@ -216,7 +234,7 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions, stop: St
     const refusal = stdioRefusal(reading?.toString('utf8'), error);
     if (refusal === undefined) return log(`stdio: ${visible(error.message)}`);
     log(`stdio: answered a message from the client with ${refusal.error.code}: ${refusal.error.message}`);
-    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: refusal.id, error: refusal.error })}\n`);
+    writeMessage({ jsonrpc: '2.0', id: refusal.id, error: refusal.error });
   };
   await server.connect(transport);
   // A request reusing the id of one in progress is answered here, never handed to the SDK.
@@ -226,7 +244,7 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions, stop: St
     const repeated = ids.admit(message);
     if (repeated === undefined) return deliver?.(message);
     log(`stdio: refused a request reusing id ${logName(JSON.stringify(repeated.id))}, still in progress`);
-    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...repeated })}\n`);
+    writeMessage({ jsonrpc: '2.0', ...repeated });
   };
   log('serving over stdio');
   await Promise.race([closed, ended, stopped(stop)]);

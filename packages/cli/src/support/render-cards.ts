@@ -3,6 +3,7 @@
 // card text) is escaped before it is styled, so nothing it holds can move the cursor,
 // rewrite a line, retitle the window or forge a summary.
 import type { Card, Engine, JsonObject, ToolResult } from '@airlock/core';
+import { logName } from './log-name.js';
 import type { Style } from './style.js';
 import { visible } from './terminal-text.js';
 
@@ -22,7 +23,7 @@ function clip(text: string): string {
 function timing(result: ToolResult): string {
   // Answers from the command line take no time; a person's wait is worth showing.
   const approval = result.approvalMs === undefined || result.approvalMs < 1 ? '' : ` · ${(result.approvalMs / 1000).toFixed(1)} s waiting for approval`;
-  return `${result.durationMs.toFixed(1)} ms${approval} · ${visible(result.callId)}`;
+  return `${result.durationMs.toFixed(1)} ms${approval} · ${visible(logName(result.callId))}`;
 }
 
 export function renderCards(engine: Engine, calls: readonly CallView[], style: (style: Style, text: string) => string): string {

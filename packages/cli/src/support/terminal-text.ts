@@ -12,7 +12,15 @@ const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\
 
 /** JSON text that parses to the same value and shows no control, bidi or invisible character raw. */
 export function jsonText(value: unknown, indent = 2): string {
-  return JSON.stringify(value, null, indent).replace(RAW_IN_JSON, (character) =>
+  return escapeRawInJson(JSON.stringify(value, null, indent));
+}
+
+/**
+ * JSON text (JSON.stringify's) with the characters it leaves raw written as \u escapes: they
+ * can stand only inside its strings, where the escape means the same character.
+ */
+export function escapeRawInJson(json: string): string {
+  return json.replace(RAW_IN_JSON, (character) =>
     Array.from({ length: character.length }, (_, index) => `\\u${character.charCodeAt(index).toString(16).padStart(4, '0')}`).join(''));
 }
 
