@@ -251,7 +251,10 @@ describe('airlock check', () => {
     // A tool's every problem, and the rules' beside tools that all have problems.
     expect(problems).toContain('tools[0] ("two_problems"): execute must be a function');
     expect(problems).toMatch(/tools\[0\] \("two_problems"\): .*parameters/);
-    expect(problems).toContain('permissions.rules.0.tool "zzz" matches no tool of this plugin (its tools: two_problems)');
+    for (const problem of ['name must be 1-64 characters', 'description must be a non-empty string', 'parameters must be an object-rooted', 'isConcurrencySafe must be a function']) {
+      expect(problems).toContain(`tools[1] ("bad name"): ${problem}`);
+    }
+    expect(problems).toMatch(/permissions\.rules\.0\.tool "zzz" matches no tool of this plugin \(its tools: two_problems/);
     expect(problems).not.toContain('permissions.tools.two_problems names no tool');
   });
 

@@ -33,6 +33,18 @@ const descriptorSchema = z.object({
 
 /** The fields a plugin's tool may have (docs/plugins.md); anything else is ignored, with a warning. */
 const PLUGIN_TOOL_FIELDS: readonly string[] = [...MODEL_FACING_FIELDS, 'output', 'execute', 'isConcurrencySafe'];
+type CheckedField = 'name' | 'description' | 'parameters' | 'deferLoading' | 'output';
+const CHECKED_FIELDS: readonly CheckedField[] = ['name', 'description', 'parameters', 'deferLoading', 'output'];
+/** What stands in for a field already reported, so `check` goes on to the next one. */
+const STAND_INS: Readonly<Record<CheckedField, unknown>> = { name: 'tool', description: 'A tool.', parameters: Object.freeze({ type: 'object' }), deferLoading: undefined, output: undefined };
+
+/** Which field a definition's refusal is about: named in its details, or in its label (a schema that is not lossless JSON). */
+function faultyField(error: AirlockError): CheckedField | undefined {
+  const details = error.details as { field?: unknown; label?: unknown } | undefined;
+  const named = typeof details?.field === 'string' ? details.field : typeof details?.label === 'string' ? details.label.split(' ').at(-1) : undefined;
+  return CHECKED_FIELDS.find((field) => field === named);
+}
+
 /** As the realm lists a tool's own field names (realm-bootstrap.ts, fieldNames). */
 const fieldNamesSchema = z.array(z.string().max(64)).max(32);
 /** Warnings about its tools per plugin (ignored fields, heavy schemas); past it one line counts the rest (a plugin of thousands of tools would bury every other warning). */
@@ -68,29 +80,44 @@ export async function describePlugin(host: SandboxHost, spec: PluginSpec, manife
     if (raw.invalid !== undefined) return void problems.push(`${label}: ${raw.invalid}`);
     // Reported, and the rest of the tool still checked: `check` lists every problem at once.
     if (!raw.hasExecute) problems.push(`${label}: execute must be a function`);
-    for (const field of ignoredFields(raw.fields)) toolWarnings.push(`${label}: ${field}`);
+    const fieldNames = fieldNamesOf(raw.fields);
+    if (fieldNames.includes('isConcurrencySafe') && !raw.hasClassifier) problems.push(`${label}: isConcurrencySafe must be a function`);
+    for (const field of ignoredFields(fieldNames)) toolWarnings.push(`${label}: ${field}`);
     const weight = weightWarning(raw.description, raw.parameters);
     if (weight !== undefined) toolWarnings.push(`${label}: ${weight}`);
-    try {
-      // The same checks a host tool passes: name, description, lossless object-rooted schemas that compile.
-      const checked = registry.register(defineTool({
-        name: raw.name as string,
-        description: raw.description as string,
-        parameters: raw.parameters as JsonSchema,
-        ...(raw.deferLoading === undefined ? {} : { deferLoading: raw.deferLoading as boolean }),
-        ...(raw.output === undefined ? {} : { output: raw.output as JsonSchema }),
-        execute: () => null,
-      })).definition;
-      if (raw.hasExecute) tools.push({
-        name: checked.name,
-        description: checked.description,
-        parameters: checked.parameters,
-        ...(checked.deferLoading === undefined ? {} : { deferLoading: checked.deferLoading }),
-        ...(checked.output === undefined ? {} : { output: checked.output }),
-        hasClassifier: raw.hasClassifier,
-      });
-    } catch (error) {
-      problems.push(`${label}: ${AirlockError.isInstance(error) ? error.message : String(error)}`);
+    // The same checks a host tool passes: name, description, lossless object-rooted schemas
+    // that compile. A field at fault is reported and stood in for, so the next is checked too.
+    const fields: Record<CheckedField, unknown> = { name: raw.name, description: raw.description, parameters: raw.parameters, deferLoading: raw.deferLoading, output: raw.output };
+    let faulty = false;
+    for (let attempt = 0; attempt <= CHECKED_FIELDS.length; attempt += 1) {
+      try {
+        const checked = (faulty ? new ToolRegistry() : registry).register(defineTool({
+          name: fields.name as string,
+          description: fields.description as string,
+          parameters: fields.parameters as JsonSchema,
+          ...(fields.deferLoading === undefined ? {} : { deferLoading: fields.deferLoading as boolean }),
+          ...(fields.output === undefined ? {} : { output: fields.output as JsonSchema }),
+          execute: () => null,
+        })).definition;
+        if (raw.hasExecute && !faulty) tools.push({
+          name: checked.name,
+          description: checked.description,
+          parameters: checked.parameters,
+          ...(checked.deferLoading === undefined ? {} : { deferLoading: checked.deferLoading }),
+          ...(checked.output === undefined ? {} : { output: checked.output }),
+          hasClassifier: raw.hasClassifier,
+        });
+        break;
+      } catch (error) {
+        const message = AirlockError.isInstance(error) ? error.message : String(error);
+        // The label names the tool already; after a stand-in name the message's would mislead.
+        const named = `tool "${String(fields.name)}" `;
+        problems.push(`${label}: ${message.startsWith(named) ? message.slice(named.length) : message}`);
+        faulty = true;
+        const field = AirlockError.isInstance(error) ? faultyField(error) : undefined;
+        if (field === undefined || fields[field] === STAND_INS[field]) break;
+        fields[field] = STAND_INS[field];
+      }
     }
   });
 
@@ -126,14 +153,17 @@ function weightWarning(description: unknown, parameters: unknown): string | unde
 }
 
 /** A warning for each field of a plugin's tool that nothing reads (the realm lists them). */
-function ignoredFields(listed: string | undefined): string[] {
-  let names: string[];
+/** The tool's own field names as the realm listed them (none if the list cannot be read). */
+function fieldNamesOf(listed: string | undefined): string[] {
   try {
     const parsed = fieldNamesSchema.safeParse(JSON.parse(listed ?? '[]'));
-    names = parsed.success ? parsed.data : [];
+    return parsed.success ? parsed.data : [];
   } catch {
-    names = [];
+    return [];
   }
+}
+
+function ignoredFields(names: readonly string[]): string[] {
   return names.filter((name) => !PLUGIN_TOOL_FIELDS.includes(name)).map((name) => {
     if ((HOST_ONLY_FIELDS as readonly string[]).includes(name)) {
       const setBy = name === 'timeoutMs' || name === 'maxOutputBytes' ? "the manifest's limits set it" : 'only the host sets it';
