@@ -332,9 +332,13 @@ describe('airlock bench', () => {
     expect(oneLine(stderr)).toContain(message);
   });
 
-  it('a baseline that is not a bench array is exit 2', async () => {
-    const { code, stderr } = await airlock(['bench', '--baseline', 'package.json']);
+  it.each([
+    ['not a bench array', 'package.json', 'expected an array of { name, unit, value }'],
+    ['a folder', 'docs', 'docs: is a folder'],
+    ['an empty array', 'test/fixtures/empty-array.json', 'holds no metrics'],
+  ])('a baseline that is %s is exit 2, before anything is measured', async (_case, file, message) => {
+    const { code, stderr } = await airlock(['bench', '--baseline', file]);
     expect(code).toBe(2);
-    expect(oneLine(stderr)).toContain('expected an array of { name, unit, value }');
+    expect(oneLine(stderr)).toContain(message);
   });
 });

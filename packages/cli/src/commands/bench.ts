@@ -159,10 +159,13 @@ async function readBaseline(path: string): Promise<BenchmarkEntry[]> {
   try {
     parsed = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
-    throw new UsageError(`--baseline ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'not valid JSON'}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`--baseline ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder (give the smaller.json or bigger.json in it)' : code !== undefined ? `cannot be read (${code})` : 'not valid JSON'}`);
   }
   const valid = Array.isArray(parsed) && parsed.every((entry) => typeof entry === 'object' && entry !== null && typeof entry.name === 'string' && typeof entry.value === 'number');
   if (!valid) throw new UsageError(`--baseline ${path}: expected an array of { name, unit, value } (an earlier "airlock bench --json")`);
+  // Refused before minutes of measuring, not after: an empty baseline can gate nothing.
+  if ((parsed as unknown[]).length === 0) throw new UsageError(`--baseline ${path}: holds no metrics (an earlier "airlock bench --json" holds a hundred)`);
   return parsed as BenchmarkEntry[];
 }
 
