@@ -131,6 +131,15 @@ describe('every validation runs under a step budget sized by the value', () => {
     expect(ms).toBeLessThan(1000);
   });
 
+  it('a pattern is charged by the program it compiles to, not its length: a[ab]{1000}[cd] over 20,000 a\'s and b\'s', async () => {
+    // 15 characters, 1,004 instructions: RE2's DFA gives up and its simulation takes about 10 µs a character (1 MB: 10 s).
+    let text = '';
+    for (let index = 0; index < 20_000; index += 1) text += (index * 7919) % 13 < 6 ? 'a' : 'b';
+    const { result, ms } = await outputCheck({ type: 'object', properties: { s: { type: 'string', pattern: 'a[ab]{1000}[cd]' } } }, { s: text });
+    expect(error(result).message).toMatch(/validation stopped/);
+    expect(ms).toBeLessThan(1000);
+  });
+
   it('a $ref cycle that never descends into the value is a result, not an exception', async () => {
     const [result] = await engine([tool('cycle', { parameters: { type: 'object', $ref: '#' } })]).run([call('cycle', {})]);
     expect(error(result!)).toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('recurses') });
@@ -185,6 +194,16 @@ describe('schemas that would escape the bounds are refused at load', () => {
   it('a schema with more subschemas than ajv compiles quickly', () => {
     const parameters = { type: 'object', properties: Object.fromEntries(Array.from({ length: 1500 }, (_, index) => [`p${index}`, { type: 'string' }])) };
     expect(() => engine([tool('huge', { parameters })])).toThrow(/tool "huge" parameters is not a usable JSON Schema: at .*more than 1000 subschemas/);
+  });
+
+  it('a pattern that compiles to more than 10,000 instructions (compiling costs the host 0.7 µs each), or patterns that do in all', () => {
+    const alternation = (count: number) => Array.from({ length: count }, (_, index) => `x${index}[ab]{1000}`).join('|');
+    expect(() => engine([tool('big', { parameters: { type: 'object', properties: { s: { type: 'string', pattern: alternation(11) } } } })])).toThrow(
+      /tool "big" parameters is not a usable JSON Schema: at \/properties\/s\/pattern: pattern "x0\[ab\]\{1000\}\|.*compiles to \d+ instructions, more than 10000/,
+    );
+    const properties = Object.fromEntries(Array.from({ length: 6 }, (_, index) => [`p${index}`, { type: 'string', pattern: `${alternation(9)}|y${index}` }]));
+    expect(() => engine([tool('many', { parameters: { type: 'object', properties } })])).toThrow(/at \/properties\/p5\/pattern: the schema's patterns compile to more than 50000 instructions in all/);
+    expect(() => engine([tool('honest', { parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z0-9_-]{1,64}$' } } } })])).not.toThrow();
   });
 
   it('a root $id stays private to its tool: two tools may share one, and no other tool can $ref it', () => {

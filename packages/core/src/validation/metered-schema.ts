@@ -4,7 +4,7 @@
 // since ajv would compile that spot as an unmetered schema. Patterns are compiled here
 // first, so a pattern the linear engine refuses is reported with its schema path.
 import type { JsonSchema, JsonValue } from '../json/json-types.js';
-import { compileLinear } from './linear-regexp.js';
+import { patternInstructions } from './linear-regexp.js';
 
 export const METER_KEYWORD = 'airlock:meter';
 
@@ -19,6 +19,9 @@ const REFS = ['$ref', '$dynamicRef', '$recursiveRef'];
  * models use run to tens or hundreds of subschemas.
  */
 export const MAX_SUBSCHEMAS = 1000;
+
+/** Instructions all of a schema's patterns may compile to together: about 35 ms of compiling at load. */
+export const MAX_SCHEMA_PATTERN_INSTRUCTIONS = 50_000;
 
 type Json = JsonValue;
 interface RefSite {
@@ -38,6 +41,7 @@ export function meteredCopy(schema: JsonSchema): JsonSchema {
   const resources: Json[] = [];
   const refs: RefSite[] = [];
   let subschemas = 0;
+  let instructions = 0;
 
   // Every object is copied as a schema, unknown keywords' values included: a `$ref` may
   // point at any of them, and metering one that is never compiled costs nothing.
@@ -67,6 +71,17 @@ export function meteredCopy(schema: JsonSchema): JsonSchema {
     return out;
   }
 
+  function checkPattern(pattern: string, path: string): void {
+    try {
+      instructions += patternInstructions(pattern);
+    } catch (error) {
+      throw new RefusedSchema(`${path}: ${(error as Error).message}`);
+    }
+    if (instructions > MAX_SCHEMA_PATTERN_INSTRUCTIONS) {
+      throw new RefusedSchema(`${path}: the schema's patterns compile to more than ${MAX_SCHEMA_PATTERN_INSTRUCTIONS} instructions in all; use fewer or simpler patterns`);
+    }
+  }
+
   const root = copy(schema, '') as JsonSchema;
   for (const site of refs) checkRef(site);
   return root;
@@ -94,14 +109,6 @@ export function meteredCopy(schema: JsonSchema): JsonSchema {
       if (target === undefined || target === null || typeof target !== 'object' || metered.has(target)) continue;
       throw new RefusedSchema(`${path}: ${JSON.stringify(ref)} points at a value that is not a subschema (inside enum, const or a keyword map)`);
     }
-  }
-}
-
-function checkPattern(pattern: string, path: string): void {
-  try {
-    compileLinear(pattern);
-  } catch (error) {
-    throw new RefusedSchema(`${path}: ${(error as Error).message}`);
   }
 }
 
