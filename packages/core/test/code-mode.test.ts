@@ -1,7 +1,7 @@
 // Code Mode's core half with a stand-in runner: declarations from schemas, what a caller is
 // offered, the host's caps on sub-calls, scheduling, the value and its content.
 import { describe, expect, it } from 'vitest';
-import { AirlockError, codeModeLimits, createCodeTool, createEngine, createPolicy, schemaToTypeScript, type CodeRunner, type Engine, type JsonValue, type SubCallAnswer, type ToolFailure, type ToolSuccess } from '../src/index.js';
+import { AirlockError, ToolCallError, codeModeLimits, createCodeTool, createEngine, createPolicy, schemaToTypeScript, type CodeRunner, type Engine, type JsonValue, type SubCallAnswer, type ToolFailure, type ToolSuccess } from '../src/index.js';
 import { deferred, engine, tool } from './helpers.js';
 
 describe('schemaToTypeScript', () => {
@@ -169,6 +169,28 @@ describe('the code tool', () => {
     expect(aborted).toBe(true);
     expect((result as ToolSuccess).value).toMatchObject({ result: 'returned', calls: [{ name: 'hang', isError: true, code: 'ABORTED' }] });
   });
+
+  it('a trusted sub-call that ignores its signal and never settles holds the program no longer than its timeoutMs', async () => {
+    // Waiting for it to settle would hang the program's call for good, cancelled or not.
+    const inner = engine([tool('deaf', { execute: () => new Promise(() => {}) })]);
+    const returned = await runProgram(inner, runnerOf(async (request) => {
+      void request.callTool('deaf', {});
+      await new Promise((resolve) => setImmediate(resolve));
+      return 'returned';
+    }), { limits: { timeoutMs: 150 } });
+    expect((returned as ToolSuccess).value).toMatchObject({ result: 'returned', calls: [{ name: 'deaf', isError: true, code: 'TIMEOUT' }] });
+
+    const cancel = new AbortController();
+    const stoppedRunner: CodeRunner = async (request) => {
+      void request.callTool('deaf', {});
+      await new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(new ToolCallError('ABORTED', 'cancelled'))));
+      return { result: null, logs: [] };
+    };
+    setTimeout(() => cancel.abort(), 20);
+    const cancelled = await runProgram(inner, stoppedRunner, { limits: { timeoutMs: 150 }, signal: cancel.signal });
+    expect((cancelled as ToolFailure).error.code).toBe('ABORTED');
+    expect(cancelled.metadata).toMatchObject({ calls: [{ name: 'deaf', isError: true, code: 'TIMEOUT' }] });
+  }, 10_000);
 
   it('sub-calls carry the program\'s tenant', async () => {
     const inner = engine([tool('who', { execute: (_args, exec) => exec.tenant ?? null })]);

@@ -130,6 +130,8 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
       // Made for one tenant, it never runs a program as another: an embedder who forgot the
       // call's tenant would otherwise run that tenant's programs as the default one.
       if (options.tenant !== undefined && exec.tenant !== options.tenant) throw new ToolCallError('TOOL_ERROR', escapeControls(`${name}: made for tenant ${JSON.stringify(options.tenant)}, called for ${exec.tenant === undefined ? 'no tenant' : `tenant ${JSON.stringify(exec.tenant)}`}; pass the same tenant to the engine's run`));
+      // The program's wall-clock deadline bounds the whole call, its sub-calls' settling included.
+      const deadline = performance.now() + limits.timeoutMs;
       const subCalls = new SubCalls({ run: engine.run, tenant: exec.tenant, signal: exec.signal, limits, idPrefix: `${exec.callId}/${name}`, refused });
       let metadata: ResultMetadata = {};
       let outcome: CodeRunOutcome;
@@ -151,8 +153,9 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
         if (ToolCallError.isInstance(error)) throw new ToolCallError(error.code, escapeControls(error.message.startsWith(`${name}: `) ? error.message : `${name}: ${error.message}`));
         throw error;
       } finally {
-        // No sub-call outlives the program: those still running are cancelled and answered now.
-        await subCalls.close();
+        // No sub-call outlives the program unseen: those still running are cancelled and waited
+        // for, up to the program's deadline (a trusted tool may ignore its signal).
+        await subCalls.close(deadline);
         // The sub-calls are in the metadata too, so a program stopped by a limit still says what it called.
         exec.setMetadata({ ...metadata, calls: subCalls.records() as unknown as JsonValue });
       }

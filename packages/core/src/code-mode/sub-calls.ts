@@ -29,6 +29,9 @@ const MAX_BATCH_WAITS = 8;
 interface Pending {
   readonly request: ToolCallRequest;
   readonly resolve: (answer: SubCallAnswer) => void;
+  readonly startedAt: number;
+  /** Answered: by its result, or at close, by the program's deadline. */
+  answered: boolean;
 }
 
 export class SubCalls {
@@ -40,6 +43,8 @@ export class SubCalls {
   readonly #scope: LinkedAbort;
   readonly #records: SubCallRecord[] = [];
   #queue: Pending[] = [];
+  /** The batch of the turn running now. */
+  #running: readonly Pending[] = [];
   #made = 0;
   #inFlight = 0;
   #turn: Promise<void> | undefined;
@@ -78,23 +83,46 @@ export class SubCalls {
     const request: ToolCallRequest = { id, name: toolName, arguments: (args === undefined ? {} : args) as JsonValue };
     this.#inFlight += 1;
     return new Promise<SubCallAnswer>((resolve) => {
-      this.#queue.push({ request, resolve });
+      this.#queue.push({ request, resolve, startedAt: performance.now(), answered: false });
       this.#schedule();
     });
   }
 
   /**
    * The program's call is over: cancel what still runs, and wait until every sub-call has its
-   * result (an aborted call answers at once), so none runs on, unseen, after the program.
+   * result (an aborted call answers at once), so none runs on, unseen, after the program. A
+   * trusted tool may ignore its signal and never settle: the wait ends at `deadline` (the
+   * program's, on performance.now()), and what is still running is recorded as TIMEOUT.
    */
-  async close(): Promise<void> {
+  async close(deadline: number): Promise<void> {
     this.#closed = true;
     this.#scope.abort(new Error('the program has ended'));
-    while (this.#turn !== undefined || this.#queue.length > 0) {
-      if (this.#turn === undefined) this.#flush();
-      await this.#turn;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(() => resolve('expired'), Math.max(0, deadline - performance.now()));
+    });
+    try {
+      while (this.#turn !== undefined || this.#queue.length > 0) {
+        if (this.#turn === undefined) this.#flush();
+        if ((await Promise.race([this.#turn, expired])) === 'expired') {
+          this.#abandonRunning();
+          break;
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      this.#scope.dispose();
     }
-    this.#scope.dispose();
+  }
+
+  /** Answers the running turn's unanswered calls as TIMEOUT; their results, if they ever come, are dropped. */
+  #abandonRunning(): void {
+    for (const pending of this.#running) {
+      if (pending.answered) continue;
+      pending.answered = true;
+      this.#records.push({ name: pending.request.name, isError: true, code: 'TIMEOUT', durationMs: Math.round(performance.now() - pending.startedAt) });
+      pending.resolve(refusal('TIMEOUT', `${pending.request.name}: still running at the program's deadline, though cancelled`));
+    }
   }
 
   #schedule(): void {
@@ -130,6 +158,7 @@ export class SubCalls {
   }
 
   async #runTurn(batch: readonly Pending[]): Promise<void> {
+    this.#running = batch;
     let results: ToolResult[] | undefined;
     try {
       results = await this.#run(batch.map((pending) => pending.request), { signal: this.#scope.signal, ...(this.#tenant === undefined ? {} : { tenant: this.#tenant }) });
@@ -139,6 +168,8 @@ export class SubCalls {
     batch.forEach((pending, index) => {
       const result = results?.[index];
       this.#inFlight -= 1;
+      if (pending.answered) return;
+      pending.answered = true;
       if (result === undefined) {
         this.#records.push({ name: pending.request.name, isError: true, code: 'TOOL_ERROR', durationMs: 0 });
         return pending.resolve(refusal('TOOL_ERROR', `${pending.request.name}: the call got no result`));
