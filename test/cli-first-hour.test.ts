@@ -67,7 +67,7 @@ describe('airlock run accepts every documented provider input', () => {
  * forwards the signal) and sends SIGINT once its stderr shows `cue`: to the binary alone, or
  * to its whole process group (sandbox processes included) as a terminal's Ctrl-C does.
  */
-async function interruptedRun(args: string[], cue: string, target: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function interruptedRun(args: string[], cue: string, target: string, signal: NodeJS.Signals = 'SIGINT'): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let stdout = '';
   let stderr = '';
@@ -77,8 +77,8 @@ async function interruptedRun(args: string[], cue: string, target: string): Prom
     stderr += chunk.toString();
     if (!stderr.includes(cue) || interrupted) return;
     interrupted = true;
-    if (target === 'the binary') child.kill('SIGINT');
-    else process.kill(-child.pid!, 'SIGINT');
+    if (target === 'the binary') child.kill(signal);
+    else process.kill(-child.pid!, signal);
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { code, stdout, stderr };
@@ -99,6 +99,14 @@ describe('Ctrl-C', () => {
       expect.objectContaining({ callId: 'call_after', isError: true, error: expect.objectContaining({ code: 'ABORTED_BEFORE_DISPATCH' }) }),
     ]);
     expect(report.messages).toHaveLength(3);
+  });
+});
+
+describe('SIGTERM to a command that does not handle it', () => {
+  it('ends the run with a word and exit 143, not silently', async () => {
+    const F = 'test/fixtures/interrupt';
+    const { code, stderr } = await interruptedRun(['run', `${F}/transcript.json`, '--plugins', `${F}/plugins`, '--capabilities', `${F}/host.mjs`, '--json'], 'waiting in call_wait', 'the binary', 'SIGTERM');
+    expect({ code, stderr }).toEqual({ code: 143, stderr: 'waiting in call_wait\nairlock: terminated\n' });
   });
 });
 

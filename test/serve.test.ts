@@ -160,7 +160,7 @@ async function startHttp(extra: string[] = []): Promise<{ url: URL; stderr: () =
 
 describe('airlock serve over stdio: the connection itself', () => {
   /** A raw stdio server: send lines, collect the answers by id, end input. */
-  function rawStdio(extra: string[] = []): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; kill: (signal: NodeJS.Signals) => Promise<number | null>; stderr: () => string; stdout: () => string } {
+  function rawStdio(extra: string[] = []): { send: (line: string) => void; answer: (id: unknown) => Promise<Record<string, unknown>>; end: () => Promise<number | null>; kill: (signal: NodeJS.Signals, times?: number) => Promise<number | null>; stderr: () => string; stdout: () => string } {
     const server = spawn(process.execPath, ['--no-node-snapshot', BIN, 'serve', '--plugins', 'examples/plugins', ...extra], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     // A server that ended early is the test's failure to report, not a broken pipe that takes down the test process.
     server.stdin.on('error', () => undefined);
@@ -196,8 +196,21 @@ describe('airlock serve over stdio: the connection itself', () => {
         server.stdin.end();
         return exited;
       },
-      kill: (signal) => {
+      kill: async (signal, times = 1) => {
         server.kill(signal);
+        if (times > 1) {
+          // Signals sent together are delivered once: the repeats go the moment the server says it read the first.
+          await new Promise<void>((resolve) => {
+            const read = (): void => {
+              if (!stderr.includes(`${signal}: cancelling the calls in progress`)) return;
+              server.stderr.off('data', read);
+              resolve();
+            };
+            server.stderr.on('data', read);
+            read();
+          });
+          for (let sent = 1; sent < times; sent += 1) server.kill(signal);
+        }
         return exited;
       },
       stderr: () => stderr,
@@ -228,7 +241,8 @@ describe('airlock serve over stdio: the connection itself', () => {
     expect(await answered).toHaveProperty('result.content');
   });
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s with standard input still open: the call in progress is cancelled and answered, then the server exits 0', async (signal) => {
+  // At a terminal one Ctrl-C reaches the server twice (its process group, and bin.ts's wrapper forwarding it).
+  it.each([['SIGTERM', 1], ['SIGINT', 1], ['SIGINT', 2], ['SIGTERM', 3]] as const)('%s (sent %i times) with standard input still open: the call in progress is cancelled and answered, then the server exits 0', async (signal, times) => {
     const server = rawStdio(['--plugins', busyDir]);
     server.send(initialize);
     await server.answer('init');
@@ -238,7 +252,7 @@ describe('airlock serve over stdio: the connection itself', () => {
     // The signal: the server logged that the call started.
     await expect.poll(() => server.stderr(), { timeout: 10_000 }).toMatch(/busy_exclusive started/);
     const stoppedAt = performance.now();
-    expect(await server.kill(signal)).toBe(0);
+    expect(await server.kill(signal, times)).toBe(0);
     expect(await answered).toMatchObject({ result: { isError: true, content: [{ text: expect.stringContaining('ABORTED') }] } });
     expect(performance.now() - stoppedAt).toBeLessThan(5000);
   });

@@ -14,22 +14,26 @@ if (process.execArgv.includes('--no-node-snapshot')) {
       throw error;
     });
   }
-  // Loading the commands takes a moment: a Ctrl-C meanwhile ends the process with a word
-  // rather than silently. This listener stays until a command takes Ctrl-C over with its own
-  // and goes only once that one is added: with no listener for a moment, a signal read then
-  // was lost, and the run went on to the end and exited 0. A command with none of its own
-  // keeps this one.
+  // Loading the commands takes a moment: a Ctrl-C or SIGTERM meanwhile ends the process with
+  // a word rather than silently. Each listener stays until a command takes its signal over
+  // with its own and goes only once that one is added: with no listener for a moment, a
+  // signal read then was lost, and the run went on to the end and exited 0. A command with
+  // none of its own keeps these.
   let started = false;
-  const interrupted = (): never => {
-    process.stderr.write(started ? 'airlock: interrupted\n' : 'airlock: interrupted while starting up: nothing ran\n');
-    process.exit(128 + constants.signals.SIGINT);
+  const ending = (signal: 'SIGINT' | 'SIGTERM') => (): never => {
+    const what = signal === 'SIGINT' ? 'interrupted' : 'terminated';
+    process.stderr.write(started ? `airlock: ${what}\n` : `airlock: ${what} while starting up: nothing ran\n`);
+    process.exit(128 + constants.signals[signal]);
   };
+  const listeners = new Map<string | symbol, () => never>([['SIGINT', ending('SIGINT')], ['SIGTERM', ending('SIGTERM')]]);
   const handOver = (event: string | symbol): void => {
-    if (event !== 'SIGINT') return;
-    process.off('newListener', handOver);
-    queueMicrotask(() => process.off('SIGINT', interrupted)); // after the command's listener is in place
+    const ours = listeners.get(event);
+    if (ours === undefined) return;
+    listeners.delete(event);
+    if (listeners.size === 0) process.off('newListener', handOver);
+    queueMicrotask(() => process.off(event, ours)); // after the command's listener is in place
   };
-  process.on('SIGINT', interrupted);
+  for (const [signal, listener] of listeners) process.on(signal, listener);
   process.on('newListener', handOver);
   const { main } = await import('./main.js');
   started = true;

@@ -64,7 +64,8 @@ ${DEBUG_HELP}
 ends as APPROVAL_UNAVAILABLE. What a call's plugin logs (its console and the log
 capability) goes to the client as MCP logging notifications on that call's request, in
 the order it was written; logging/setLevel sets the lowest level sent. SIGTERM or
-Ctrl-C cancels the calls in progress, answers each (ABORTED), then exits 0.
+Ctrl-C cancels the calls in progress, answers each (ABORTED), then exits 0; a repeat
+of either signal meanwhile does not cut that short (SIGKILL does).
 
 Example (an MCP client's configuration):
   { "mcpServers": { "airlock": ${mcpServerEntry(['serve', '--plugins', '/path/to/plugins'])} } }`;
@@ -418,8 +419,20 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<string | unde
   });
 }
 
+/**
+ * Resolves on the first SIGINT or SIGTERM. The listeners stay for the rest of the process: at a
+ * terminal one Ctrl-C arrives twice (from the process group and forwarded by bin.ts's
+ * wrapper), and with Node's default back the second killed the server mid-answer.
+ */
 function stopSignal(): Promise<'SIGINT' | 'SIGTERM'> {
   return new Promise((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
+    let firstAt: number | undefined;
+    const onSignal = (signal: 'SIGINT' | 'SIGTERM'): void => {
+      if (firstAt === undefined) {
+        firstAt = performance.now();
+        resolve(signal);
+      } else if (performance.now() - firstAt > 1000) log(`${signal} again: already closing once the calls in progress are answered (SIGKILL ends the server at once)`);
+    };
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
   });
 }
