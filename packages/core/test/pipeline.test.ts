@@ -318,6 +318,21 @@ describe('execute stage', () => {
       expect(late).not.toHaveBeenCalled();
     });
 
+    it('so does it when a wrapper replaced the signal with one made from the call\'s (AbortSignal.any): the cancel is still the caller\'s', async () => {
+      const started = deferred();
+      let settled = false;
+      const late = vi.fn();
+      const pay = tool('pay', { execute: () => (started.resolve(), new Promise((resolve) => setTimeout(() => ((settled = true), resolve('CHARGED')), 30))) });
+      const withDeadline = (exec: { signal: AbortSignal }, next: (replace?: { signal?: AbortSignal }) => Promise<unknown>) => next({ signal: AbortSignal.any([exec.signal, AbortSignal.timeout(60_000)]) });
+      const controller = new AbortController();
+      const turn = engine([pay], { executeWrappers: [withDeadline as never], observers: { onLateSettlement: late } }).run([call('pay')], { signal: controller.signal });
+      await started.promise;
+      controller.abort();
+      const [result] = await turn;
+      expect({ settled, result }).toMatchObject({ settled: true, result: { isError: false, value: 'CHARGED' } });
+      expect(late).not.toHaveBeenCalled();
+    });
+
     it('an exclusive call of a cancelled turn has ended before the turn answers', async () => {
       let running = 0;
       let overlapped = false;
@@ -383,12 +398,33 @@ describe('execute stage', () => {
     expect(failure(timedOut).error).toEqual({ code: 'TIMEOUT', message: 't: timed out (a deadline the host set for this call passed)' });
     const scope = new AbortController();
     const started = deferred();
-    const watched = tool('t', { execute: () => (started.resolve(), new Promise(() => undefined)) });
-    const scoped = engine([watched], { executeWrappers: [(_exec, next) => next({ signal: scope.signal })] }).run([call('t')]);
+    const finish = deferred<string>();
+    const watched = tool('t', { execute: () => (started.resolve(), finish.promise) });
+    const late = vi.fn();
+    const scoped = engine([watched], { executeWrappers: [(_exec, next) => next({ signal: scope.signal })], observers: { onLateSettlement: late } }).run([call('t')]);
     await started.promise;
     scope.abort();
     const [aborted] = await scoped;
     expect(failure(aborted).error.code).toBe('ABORTED');
+    // Answered before the body settled: its settling is reported.
+    finish.resolve('later');
+    await vi.waitFor(() => expect(late).toHaveBeenCalledWith(expect.objectContaining({ toolName: 't', outcome: 'fulfilled' })));
+  });
+
+  it('calls waiting on one signal a wrapper shares add one listener to it, not one each (Node warns past 10)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const shared = new AbortController();
+      const safe = tool('s', { isConcurrencySafe: () => true, execute: () => new Promise((resolve) => setImmediate(() => resolve(1))) });
+      const results = await engine([safe], { maxParallel: 20, executeWrappers: [(_exec, next) => next({ signal: shared.signal })] }).run(Array.from({ length: 12 }, (_, index) => call('s', {}, `c${index}`)));
+      expect(results.every((result) => !result.isError)).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('a wrapper that waits past the cancellation never runs the body of a call answered as not run', async () => {

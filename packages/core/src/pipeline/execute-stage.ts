@@ -8,6 +8,7 @@ import type { ResultMetadata } from '../result/tool-result.js';
 import type { ExecContext } from '../tool/tool-definition.js';
 import { NEVER_ABORTED, linkAbortSignal, mergeAbortSignals } from '../util/merge-abort-signals.js';
 import { thrownFailure } from '../result/thrown-failure.js';
+import { onAbort } from '../util/on-abort.js';
 import { notifyObserver } from './observe.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineConfig } from './pipeline-config.js';
@@ -48,7 +49,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
       bodyStarted = true;
       return definition.execute(args, makeExec(execSignal));
     }
-    return wrapper(makeExec(execSignal), (replace) => (replace?.signal === undefined ? invoke(depth + 1, execSignal) : untilReplacementAborts(invoke(depth + 1, mergeAbortSignals(execSignal, replace.signal)), replace.signal, call.name, () => bodyStarted)));
+    return wrapper(makeExec(execSignal), (replace) => (replace?.signal === undefined ? invoke(depth + 1, execSignal) : untilReplacementAborts(invoke(depth + 1, mergeAbortSignals(execSignal, replace.signal)), replace.signal, execSignal, call.name, () => bodyStarted, (work) => reportLate(config, call, tenant, work))));
   };
 
   const timeoutMs = definition.timeoutMs;
@@ -88,10 +89,10 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
       stop(reason);
     }, timeoutMs);
   }
-  const onAbort = (): void => {
+  const onCallerAbort = (): void => {
     if (!bodyStarted) stop(signal.reason);
   };
-  signal.addEventListener('abort', onAbort, { once: true });
+  signal.addEventListener('abort', onCallerAbort, { once: true });
 
   const body = invoke(0, signal);
   try {
@@ -111,26 +112,31 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     return thrownOutcome(call.name, error, metadata);
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
+    signal.removeEventListener('abort', onCallerAbort);
     scope.dispose();
   }
 }
 
 /**
- * A wrapper's own signal (a deadline, a scope) ends the call when it aborts, as the caller's
- * does, even if the body never looks at it: TIMEOUT for a timeout's abort, else ABORTED.
+ * A wrapper's own signal (a deadline, a scope) ends the call when it aborts, even if the body
+ * never looks at it: TIMEOUT for a timeout's abort, else ABORTED (ABORTED_BEFORE_DISPATCH
+ * before the body started), and a started body's later settling is reported. An abort that
+ * came through the call's own signal (a replacement made with AbortSignal.any of it) is the
+ * caller's cancel or the host's deadline: the execute stage answers it, as if no wrapper had
+ * replaced the signal (a started body is let settle).
  */
-function untilReplacementAborts<T>(work: Promise<T>, replacement: AbortSignal, name: string, bodyStarted: () => boolean): Promise<T> {
-  const stop = (): ToolCallError => {
-    if ((replacement.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') return new ToolCallError('TIMEOUT', `${name}: timed out (a deadline the host set for this call passed)`);
-    return bodyStarted() ? new ToolCallError('ABORTED', `${name}: cancelled while running`) : new ToolCallError('ABORTED_BEFORE_DISPATCH', `${name}: cancelled before it started`);
-  };
+function untilReplacementAborts<T>(work: Promise<T>, replacement: AbortSignal, current: AbortSignal, name: string, bodyStarted: () => boolean, abandon: (work: Promise<T>) => void): Promise<T> {
   // Already aborted: the body is never started (its own check refuses it), nothing to race.
   if (replacement.aborted) return work;
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(stop());
-    replacement.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => replacement.removeEventListener('abort', onAbort));
+    const stopWatching = onAbort(replacement, () => {
+      if (current.aborted) return;
+      const started = bodyStarted();
+      if (started) abandon(work);
+      if ((replacement.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') reject(new ToolCallError('TIMEOUT', `${name}: timed out (a deadline the host set for this call passed)`));
+      else reject(started ? new ToolCallError('ABORTED', `${name}: cancelled while running`) : new ToolCallError('ABORTED_BEFORE_DISPATCH', `${name}: cancelled before it started`));
+    });
+    work.then(resolve, reject).finally(stopWatching);
   });
 }
 
