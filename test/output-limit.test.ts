@@ -1,7 +1,7 @@
 // A manifest's limits.maxOutputBytes holds end to end: above the engine's default 1 MiB
 // when the manifest says so, and still enforced at the manifest's own value.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine, type ToolFailure } from '@airlock/core';
+import { createEngine, type Engine, type ToolFailure, type ToolSuccess } from '@airlock/core';
 import { createSandbox, type Sandbox } from '@airlock/sandbox';
 
 const MIB = 1024 * 1024;
@@ -95,5 +95,13 @@ describe('objects and arrays in a result are bounded as its bytes are (the host 
   it('a capability request is bounded the same way: refused in the realm, the call goes on', async () => {
     expect((await run('ask_many', 1_000)).content).toBe('"sent"');
     expect((await run('ask_many', 100_000)).content).toMatch(/^"refused: /);
+  });
+
+  it('so are one call\'s requests in all: a million objects and arrays, 64 MiB', async () => {
+    const outcomes = async (args: Record<string, number>) => (await countedEngine.run([{ id: 'r', name: 'ask_repeatedly', arguments: JSON.stringify(args) }]))[0] as ToolSuccess;
+    // Each request: its argument object, the data array and 99,000 objects.
+    expect((await outcomes({ count: 99_000, times: 11 })).value).toEqual([...new Array(10).fill('ok'), 'TOO_MANY_REQUESTS']);
+    const long = (await outcomes({ chars: 1_040_000, times: 66 })).value as string[];
+    expect(long.slice(62)).toEqual(['ok', 'ok', 'TOO_MANY_REQUESTS', 'TOO_MANY_REQUESTS']);
   });
 });

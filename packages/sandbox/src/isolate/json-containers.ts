@@ -15,6 +15,11 @@ const OPEN_BRACKET = 0x5b;
 export function holdsMoreContainers(json: string, limit: number): boolean {
   // Each container takes at least two characters ("[]"), so a shorter text cannot exceed the limit.
   if (json.length <= 2 * limit) return false;
+  return countContainers(json, limit) > limit;
+}
+
+/** The objects and arrays `json` opens, counted up to `limit + 1` (past the limit the count stops). */
+export function countContainers(json: string, limit: number): number {
   let count = 0;
   let inString = false;
   for (let at = 0; at < json.length; at += 1) {
@@ -25,8 +30,8 @@ export function holdsMoreContainers(json: string, limit: number): boolean {
     } else if (code === QUOTE) inString = true;
     else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       count += 1;
-      if (count > limit) return true;
+      if (count > limit) return count;
     }
   }
-  return false;
+  return count;
 }

@@ -3,7 +3,7 @@
 // over only when the realm has reported *and* every such task has settled: the isolate is
 // then idle, and since the host starts nothing more for this call, no code of it runs again.
 import type ivm from './ivm.js';
-import { holdsMoreContainers, MAX_RESULT_CONTAINERS } from './json-containers.js';
+import { countContainers, MAX_RESULT_CONTAINERS } from './json-containers.js';
 import { logLineOfJson } from '../capabilities/log-line.js';
 import type { CapabilityHandler } from '../worker/worker-protocol.js';
 
@@ -18,6 +18,14 @@ export const MAX_CAPABILITY_REQUESTS = 1000;
  */
 export const MAX_CAPABILITY_IN_FLIGHT = 16;
 export const MAX_CAPABILITY_BYTES_IN_FLIGHT = 4 * 1024 * 1024;
+/**
+ * What one call's requests may carry in all. Each is copied to the embedder's main thread,
+ * which every tenant shares, and parsed there: a thousand requests of 100,000 empty objects
+ * each held it for seconds a call. In all, ten results' worth of objects and arrays, and
+ * 64 MiB (a megabyte of plain text parses in about a millisecond).
+ */
+export const MAX_CAPABILITY_CONTAINERS_PER_CALL = 1_000_000;
+export const MAX_CAPABILITY_BYTES_PER_CALL = 64 * 1024 * 1024;
 
 /** Lines of a plugin's console one call may send, and their bytes; past either, lines are counted, not kept. */
 export const MAX_LOG_LINES = 100;
@@ -55,6 +63,9 @@ export class LiveCall {
   #unanswered = 0;
   #nativeUnits = 0;
   #bytesInFlight = 0;
+  /** What the requests forwarded to the host carried, in all (MAX_CAPABILITY_*_PER_CALL). */
+  #bytesSent = 0;
+  #containersSent = 0;
   readonly #logs: LogLine[] = [];
   #logBytes = 0;
   #logsDropped = 0;
@@ -180,7 +191,9 @@ export class LiveCall {
     const bytes = json.length > MAX_CAPABILITY_BYTES ? Infinity : Buffer.byteLength(json, 'utf8');
     if (bytes > MAX_CAPABILITY_BYTES) return this.#deliver(id, false, 'TOO_LARGE');
     // Parsed on the embedder's main thread, like a result: its objects and arrays are bounded as they are.
-    if (holdsMoreContainers(json, MAX_RESULT_CONTAINERS)) return this.#deliver(id, false, 'TOO_LARGE');
+    const containers = countContainers(json, MAX_RESULT_CONTAINERS);
+    if (containers > MAX_RESULT_CONTAINERS) return this.#deliver(id, false, 'TOO_LARGE');
+    if (this.#bytesSent + bytes > MAX_CAPABILITY_BYTES_PER_CALL || this.#containersSent + containers > MAX_CAPABILITY_CONTAINERS_PER_CALL) return this.#deliver(id, false, 'TOO_MANY_REQUESTS');
     if (this.#unanswered >= MAX_CAPABILITY_IN_FLIGHT || this.#bytesInFlight + bytes > MAX_CAPABILITY_BYTES_IN_FLIGHT) return this.#deliver(id, false, 'TOO_MANY_REQUESTS');
     // A log request joins the console's lines here, where its place among them is known;
     // the host still answers it (and counts it), as it does every request.
@@ -190,6 +203,8 @@ export class LiveCall {
     }
     this.#unanswered += 1;
     this.#bytesInFlight += bytes;
+    this.#bytesSent += bytes;
+    this.#containersSent += containers;
     const settled = (): void => {
       this.#unanswered -= 1;
       this.#bytesInFlight -= bytes;

@@ -491,7 +491,7 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
 
   // Generic, coded, built in this realm: no host message, path or stack ever reaches the plugin.
   function capabilityError(name: string, code: string): Error {
-    const what = code === 'NOT_GRANTED' ? ' is not granted' : code === 'TOO_LARGE' ? ': argument or answer too large' : code === 'TOO_MANY_REQUESTS' ? ': too many requests in one call' : code === 'UNAVAILABLE' ? ' is unavailable' : ' failed';
+    const what = code === 'NOT_GRANTED' ? ' is not granted' : code === 'TOO_LARGE' ? ': argument or answer too large' : code === 'TOO_MANY_REQUESTS' ? ': too many requests, or too much sent, in one call' : code === 'UNAVAILABLE' ? ' is unavailable' : ' failed';
     const error = new ErrorIntrinsic('capability ' + name + what);
     defineProperty(error, 'code', { value: code, enumerable: true });
     // The frames would be the bootstrap's own: nothing the plugin needs, nothing it should map.
