@@ -72,6 +72,9 @@ export interface CodeModeValue {
   readonly calls: readonly SubCallRecord[];
 }
 
+/** How long sub-calls cancelled at or past the program's deadline get to answer. */
+const SETTLE_GRACE_MS = 50;
+
 /** Console lines shown to the model after the result, and characters of each. */
 const CONTENT_LOG_LINES = 20;
 const CONTENT_LOG_LINE_CHARS = 200;
@@ -154,8 +157,9 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
         throw error;
       } finally {
         // No sub-call outlives the program unseen: those still running are cancelled and waited
-        // for, up to the program's deadline (a trusted tool may ignore its signal).
-        await subCalls.close(deadline);
+        // for, up to the program's deadline (a trusted tool may ignore its signal). A program
+        // stopped at its deadline still gives them a moment to answer their cancellation.
+        await subCalls.close(Math.max(deadline, performance.now() + SETTLE_GRACE_MS));
         // The sub-calls are in the metadata too, so a program stopped by a limit still says what it called.
         exec.setMetadata({ ...metadata, calls: subCalls.records() as unknown as JsonValue });
       }
