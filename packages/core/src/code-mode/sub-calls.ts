@@ -120,7 +120,7 @@ export class SubCalls {
     for (const pending of this.#running) {
       if (pending.answered) continue;
       pending.answered = true;
-      this.#records.push({ name: pending.request.name, isError: true, code: 'TIMEOUT', durationMs: Math.round(performance.now() - pending.startedAt) });
+      this.#records.push({ name: pending.request.name, isError: true, code: 'TIMEOUT', durationMs: performance.now() - pending.startedAt });
       pending.resolve(refusal('TIMEOUT', `${pending.request.name}: still running at the program's deadline, though cancelled`));
     }
   }
