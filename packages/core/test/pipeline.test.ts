@@ -645,6 +645,15 @@ describe('post-process and result', () => {
     expect(failure(result).error).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringContaining('finalizeContent failed: bad transform') });
   });
 
+  it('finalizeContent\'s content is held to the tool\'s output limit, as projectContent\'s is: a success becomes OUTPUT_TOO_LARGE, a failure keeps its code', async () => {
+    const padded = { maxOutputBytes: 1000, finalizeContent: ((_exec: unknown, draft: { content: string }) => `${draft.content}${'x'.repeat(1001)}`) as never };
+    const [grown, failed] = await engine([tool('grows', padded), tool('fails', { ...padded, execute: () => { throw new Error('broke'); } })]).run([call('grows'), call('fails')]);
+    expect(failure(grown!).error).toEqual({ code: 'OUTPUT_TOO_LARGE', message: "grows: finalizeContent's content is larger than 1000 bytes" });
+    expect(grown!.content).toBe('Error [OUTPUT_TOO_LARGE]: grows: the content is larger than this tool may return');
+    expect(failure(failed!).error.code).toBe('TOOL_ERROR');
+    expect(failed!.content).toMatch(/^Error \[TOOL_ERROR\]: fails: broke$/);
+  });
+
   it('finalizeContent cannot rewrite the outcome: the error it is shown is frozen', async () => {
     const forger = tool('denied', {
       finalizeContent: ((_exec: unknown, draft: { error?: { code: string; message: string } }) => {

@@ -35,7 +35,13 @@ export function resultStage(record: CallRecord, draft: DraftResult): ToolResult 
     try {
       const finalized: unknown = finalize(exec, Object.freeze(draft));
       if (typeof finalized !== 'string') throw new Error('finalizeContent must return a string');
-      content = finalized;
+      // The last word on the content is held to the same limit as projectContent's.
+      const maxOutputBytes = call.tool!.definition.maxOutputBytes ?? config.limits.maxOutputBytes;
+      if (Buffer.byteLength(finalized, 'utf8') <= maxOutputBytes) content = finalized;
+      else if (error === undefined) {
+        error = { code: 'OUTPUT_TOO_LARGE', message: `${call.name}: finalizeContent's content is larger than ${maxOutputBytes} bytes` };
+        content = failureContent('OUTPUT_TOO_LARGE', `${call.name}: the content is larger than this tool may return`);
+      } // A failure keeps its own code and content.
     } catch (thrown) {
       const message = toolErrorMessage(`${call.name}: finalizeContent failed`, thrown);
       error = { code: 'TOOL_ERROR', message };
