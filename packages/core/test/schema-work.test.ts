@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { compileValidator, type JsonSchema, type JsonValue, type ToolFailure, type ToolResult } from '../src/index.js';
 import { EVERY_ERROR_MAX_CHARS } from '../src/validation/compile-validator.js';
 import { useLinearFormats } from '../src/validation/linear-formats.js';
+import { cachedProgram } from '../src/validation/linear-regexp.js';
 import { call, engine, tool } from './helpers.js';
 
 /** Runs one call of a tool whose output schema is `output` and whose result is `value`; returns the result and how long the host was busy. */
@@ -138,6 +139,17 @@ describe('every validation runs under a step budget sized by the value', () => {
     const { result, ms } = await outputCheck({ type: 'object', properties: { s: { type: 'string', pattern: 'a[ab]{1000}[cd]' } } }, { s: text });
     expect(error(result).message).toMatch(/validation stopped/);
     expect(ms).toBeLessThan(1000);
+  });
+
+  it('a plugin\'s pattern keeps no DFA cache: each kept up to 8 MB of states, and 800 patterns grew the host\'s heap 235 MB a call', async () => {
+    const pattern = 'b[ab]{14}[cd]';
+    let text = '';
+    for (let index = 0; index < 5000; index += 1) text += (index * 7919) % 13 < 6 ? 'a' : 'b';
+    const { result } = await outputCheck({ type: 'object', properties: { s: { type: 'string', pattern } } }, { s: text });
+    expect(error(result).message).toContain('must match pattern');
+    const program = cachedProgram(pattern) as unknown as { re2Input: { lazyDFA: unknown } } | undefined;
+    expect(program).toBeDefined();
+    expect(program!.re2Input.lazyDFA).toBeNull();
   });
 
   it('a $ref cycle that never descends into the value is a result, not an exception', async () => {

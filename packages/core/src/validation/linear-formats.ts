@@ -9,7 +9,7 @@ import { compileLinear } from './linear-regexp.js';
 type FormatTest = (value: string) => boolean;
 
 function linearTest(regexp: RegExp): FormatTest {
-  const compiled = compileLinear(regexp.source, regexp.flags.includes('i'));
+  const compiled = compileLinear(regexp.source, regexp.flags.includes('i'), true);
   return (value) => compiled.test(value);
 }
 
@@ -23,7 +23,7 @@ function withoutLookahead(regexp: RegExp, lookaheads: readonly string[]): RegExp
   return new RegExp(source, regexp.flags);
 }
 
-const PRIVATE_HOST = compileLinear('^(?:(?:10|127)(?:\\.\\d{1,3}){3}|(?:169\\.254|192\\.168)(?:\\.\\d{1,3}){2}|172\\.(?:1[6-9]|2\\d|3[0-1])(?:\\.\\d{1,3}){2})');
+const PRIVATE_HOST = compileLinear('^(?:(?:10|127)(?:\\.\\d{1,3}){3}|(?:169\\.254|192\\.168)(?:\\.\\d{1,3}){2}|172\\.(?:1[6-9]|2\\d|3[0-1])(?:\\.\\d{1,3}){2})', false, true);
 
 function special(name: string, regexp: RegExp): FormatTest | undefined {
   switch (name) {

@@ -82,13 +82,29 @@ function compileRe2(pattern: string, caseInsensitive: boolean): RE2JS {
   return compiled;
 }
 
-/** Compiles an ECMAScript pattern for linear-time matching; throws a one-line message when RE2 cannot run it, or not cheaply. */
-export function compileLinear(pattern: string, caseInsensitive = false): RegExpLike {
+/**
+ * Compiles an ECMAScript pattern for linear-time matching; throws a one-line message when RE2
+ * cannot run it, or not cheaply.
+ *
+ * A plugin's patterns are matched without re2js's lazy DFA (`matcher().find()` runs the
+ * one-pass, backtracking or NFA engine): each DFA keeps up to 8 MB of states for as long as
+ * its pattern lives, so 800 small patterns grew the host's heap 235 MB a call until it died;
+ * and a DFA that gives up rebuilds its states for each string tested (80 ns an instruction a
+ * character, where the simulation takes 12). `useDfa` is for the host's own fixed patterns
+ * (formats): a few caches, made once.
+ */
+export function compileLinear(pattern: string, caseInsensitive = false, useDfa = false): RegExpLike {
   const compiled = compileRe2(pattern, caseInsensitive);
   // ajv shares one compiled pattern per toString() key: it must name the pattern.
   const key = `/${pattern}/${caseInsensitive ? 'i' : ''}`;
-  const linear: RegExpLike & { toString(): string } = { test: (input: string) => compiled.test(input), toString: () => key };
+  const test = useDfa ? (input: string) => compiled.test(input) : (input: string) => compiled.matcher(input).find();
+  const linear: RegExpLike & { toString(): string } = { test, toString: () => key };
   return linear;
+}
+
+/** The compiled program shared for `pattern`, if one is cached (for tests that look inside re2js). */
+export function cachedProgram(pattern: string): RE2JS | undefined {
+  return compiledPrograms.get(`-${pattern}`);
 }
 
 /** Instructions `pattern` compiles to (at most MAX_PATTERN_INSTRUCTIONS); throws as compileLinear does. */
