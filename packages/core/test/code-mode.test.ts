@@ -180,6 +180,16 @@ describe('the code tool', () => {
     }), { limits: { timeoutMs: 150 } });
     expect((returned as ToolSuccess).value).toMatchObject({ result: 'returned', calls: [{ name: 'deaf', isError: true, code: 'TIMEOUT' }] });
 
+    // A call queued behind it (turns run one after another) is answered and listed too.
+    const queuedBehind = await runProgram(inner, runnerOf(async (request) => {
+      void request.callTool('deaf', {});
+      await new Promise((resolve) => setImmediate(resolve));
+      void request.callTool('deaf', {});
+      await new Promise((resolve) => setImmediate(resolve));
+      return 'returned';
+    }), { limits: { timeoutMs: 150 } });
+    expect((queuedBehind as ToolSuccess).value).toMatchObject({ calls: [{ name: 'deaf', code: 'TIMEOUT' }, { name: 'deaf', code: 'ABORTED_BEFORE_DISPATCH' }] });
+
     const cancel = new AbortController();
     const stoppedRunner: CodeRunner = async (request) => {
       void request.callTool('deaf', {});

@@ -115,13 +115,23 @@ export class SubCalls {
     }
   }
 
-  /** Answers the running turn's unanswered calls as TIMEOUT; their results, if they ever come, are dropped. */
+  /**
+   * Answers the running turn's unanswered calls as TIMEOUT (their results, if they ever come,
+   * are dropped), and the calls queued behind it as never started.
+   */
   #abandonRunning(): void {
     for (const pending of this.#running) {
       if (pending.answered) continue;
       pending.answered = true;
       this.#records.push({ name: pending.request.name, isError: true, code: 'TIMEOUT', durationMs: performance.now() - pending.startedAt });
       pending.resolve(refusal('TIMEOUT', `${pending.request.name}: still running at the program's deadline, though cancelled`));
+    }
+    const queued = this.#queue;
+    this.#queue = [];
+    for (const pending of queued) {
+      pending.answered = true;
+      this.#records.push({ name: pending.request.name, isError: true, code: 'ABORTED_BEFORE_DISPATCH', durationMs: 0 });
+      pending.resolve(refusal('ABORTED_BEFORE_DISPATCH', `${pending.request.name}: the program ended before this call started`));
     }
   }
 
