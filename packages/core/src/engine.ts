@@ -2,6 +2,7 @@
 // checked by path, with the scheduler and provider formats behind two calls.
 import { AirlockError } from './errors/airlock-error.js';
 import { MAX_TIMER_MS } from './util/max-timer.js';
+import { plainOptions } from './util/plain-options.js';
 import type { JsonObject } from './json/json-types.js';
 import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
 import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipeline/hooks.js';
@@ -111,12 +112,36 @@ const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
  * gate, guards, execute, post-process, and comes back as exactly one result. Throws
  * AirlockError INVALID_OPTION naming the option's path when an option is wrong.
  */
-export function createEngine(options: EngineOptions): Engine {
-  if (typeof options !== 'object' || options === null) throw new AirlockError('INVALID_OPTION', 'options must be an object', { path: 'options' });
+const ENGINE_OPTIONS = ['sources', 'tools', 'registry', 'policy', 'approver', 'guards', 'executeWrappers', 'observers', 'limits', 'maxParallel', 'preSchedule'] as const;
+const OBSERVERS = ['onResult', 'onStage', 'onLateSettlement', 'onError'] as const;
+
+/** A list of functions (guards, wrappers), copied. */
+function functions<T>(value: unknown, path: string): T[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new AirlockError('INVALID_OPTION', `${path} must be a list of functions`, { path });
+  const list = [...(value as unknown[])];
+  list.forEach((entry, index) => {
+    if (typeof entry !== 'function') throw new AirlockError('INVALID_OPTION', `${path}[${index}] must be a function`, { path: `${path}[${index}]` });
+  });
+  return list as T[];
+}
+
+export function createEngine(given: EngineOptions): Engine {
+  const options = plainOptions<EngineOptions>(given, ENGINE_OPTIONS, 'options') as EngineOptions;
   if (options.policy === undefined) throw new AirlockError('INVALID_OPTION', 'options.policy is required (e.g. { default: "allow" })', { path: 'options.policy' });
   const maxParallel = options.maxParallel ?? 10;
   positive('options.maxParallel', maxParallel, true);
-  const limits: PipelineLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits: PipelineLimits = { ...DEFAULT_LIMITS, ...(options.limits === undefined ? {} : plainOptions<PipelineLimits>(options.limits, Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[], 'options.limits')) };
+  const observers = options.observers === undefined ? {} : plainOptions<PipelineObservers>(options.observers, OBSERVERS, 'options.observers');
+  for (const key of OBSERVERS) {
+    if (observers[key] !== undefined && typeof observers[key] !== 'function') throw new AirlockError('INVALID_OPTION', `options.observers.${key} must be a function`, { path: `options.observers.${key}` });
+  }
+  const guards = functions<Guard>(options.guards, 'options.guards');
+  const executeWrappers = functions<ExecuteWrapper>(options.executeWrappers, 'options.executeWrappers');
+  if (options.preSchedule !== undefined && typeof options.preSchedule !== 'function') throw new AirlockError('INVALID_OPTION', 'options.preSchedule must be a function', { path: 'options.preSchedule' });
+  if (options.tools !== undefined && typeof (options.tools as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== 'function') {
+    throw new AirlockError('INVALID_OPTION', 'options.tools must be a list of tools (from defineTool)', { path: 'options.tools' });
+  }
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], key !== 'approvalTimeoutMs' && key !== 'guardTimeoutMs');
   for (const key of ['approvalTimeoutMs', 'guardTimeoutMs'] as const) {
     if (limits[key] > MAX_TIMER_MS) throw new AirlockError('INVALID_OPTION', `options.limits.${key} must be at most ${MAX_TIMER_MS} (about 24.8 days: a longer timer fires at once)`, { path: `options.limits.${key}` });
@@ -142,9 +167,9 @@ export function createEngine(options: EngineOptions): Engine {
     registry,
     policy,
     approver: options.approver,
-    guards: [...(options.guards ?? [])],
-    executeWrappers: [...(options.executeWrappers ?? [])],
-    observers: { ...options.observers },
+    guards,
+    executeWrappers,
+    observers,
     limits,
     maxParallel,
     preSchedule:
@@ -180,7 +205,9 @@ export function createEngine(options: EngineOptions): Engine {
     tools: <P extends ProviderId>(provider: P, options?: ToolListOptions) => {
       // Checked before the list is built: a bad provider is INVALID_OPTION whatever the options.
       const format = provider === 'mcp' ? undefined : formatOf(provider);
-      const schemas = options === undefined ? registry.schemas() : registry.schemas().filter((schema) => !deniesOutright(schema.name, options.tenant));
+      const listed = options === undefined ? undefined : plainOptions<ToolListOptions>(options, ['tenant'], 'options', 'an object ({ tenant })');
+      if (listed?.tenant !== undefined && typeof listed.tenant !== 'string') throw new AirlockError('INVALID_OPTION', 'options.tenant must be a string', { path: 'options.tenant' });
+      const schemas = listed === undefined ? registry.schemas() : registry.schemas().filter((schema) => !deniesOutright(schema.name, listed.tenant));
       return (format === undefined
         ? mcpToolsWithOutput(schemas.map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
         : format.tools(schemas)) as ProviderTool<P>[];
@@ -209,8 +236,14 @@ export function createEngine(options: EngineOptions): Engine {
 /** A turn's options as a caller may get them wrong: said as INVALID_OPTION, not met deep inside as a TypeError. */
 function turnOptionsRefusal(turn: unknown): AirlockError | undefined {
   if (turn === undefined) return undefined;
-  if (typeof turn !== 'object' || turn === null) return new AirlockError('INVALID_OPTION', 'run(calls, options): options must be an object ({ signal?, tenant? })', { path: 'options' });
-  const { signal, tenant } = turn as { signal?: unknown; tenant?: unknown };
+  let read: Partial<TurnOptions>;
+  try {
+    read = plainOptions<TurnOptions>(turn, ['signal', 'tenant'], 'options', 'an object ({ signal?, tenant? })');
+  } catch (error) {
+    if (!AirlockError.isInstance(error)) throw error;
+    return new AirlockError('INVALID_OPTION', `run(calls, options): ${error.message}`, error.details);
+  }
+  const { signal, tenant } = read as { signal?: unknown; tenant?: unknown };
   if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof (signal as AbortSignal).aborted !== 'boolean' || typeof (signal as AbortSignal).addEventListener !== 'function')) {
     return new AirlockError('INVALID_OPTION', 'run(calls, options): options.signal must be an AbortSignal', { path: 'options.signal' });
   }

@@ -43,7 +43,7 @@ export type { ProviderFormat, ProviderId, ToolCallRequest } from './providers/pr
 export { detectToolCallMessage } from './providers/detect-provider.js';
 export type { DetectedMessage } from './providers/detect-provider.js';
 
-export { createPolicy, toolNameMatcher } from './permission/permission-policy.js';
+export { createPolicy, DEFAULT_TENANT, toolNameMatcher } from './permission/permission-policy.js';
 export type { Decision, PermissionPolicy, PolicyConfig, PolicyRule, PolicyVerdict } from './permission/permission-policy.js';
 export type { ArgumentCondition } from './permission/path-condition.js';
 

@@ -23,7 +23,7 @@ import { tenancySettings, type FairShareSettings, type QuarantineSettings } from
 import type { Fault } from './worker/worker-protocol.js';
 import { availableParallelism } from 'node:os';
 import { readPluginFolder } from './plugin/read-plugin-folder.js';
-import { checkSandboxOptions } from './options/check-sandbox-options.js';
+import { readSandboxOptions } from './options/check-sandbox-options.js';
 import { standardCapabilities, type StandardCapabilityOptions } from './capabilities/standard-capabilities.js';
 import { secretBindingProblems, sharedSecretProblems } from './capabilities/secret-binding.js';
 import { unsuppliedSecrets } from './capabilities/secret-warnings.js';
@@ -133,8 +133,8 @@ export interface HostOverride {
   readonly host: SandboxHost;
 }
 
-export function openSandbox(options: SandboxOptions, testing: TestingHooks, override?: HostOverride): Sandbox {
-  checkSandboxOptions(options);
+export function openSandbox(given: SandboxOptions, testing: TestingHooks, override?: HostOverride): Sandbox {
+  const options = readSandboxOptions(given);
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
   const threads = options.threads ?? Math.max(2, availableParallelism());
   const tenancy = tenancySettings(options);

@@ -34,6 +34,13 @@ describe('createSandbox options', () => {
     expect(problemsOf(options)).toContain(problem);
   });
 
+  it('a getter or proxy trap that throws is INVALID_OPTION, not the raw error', () => {
+    const problem = 'options could not be read (a getter or proxy trap threw: boom)';
+    expect(problemsOf({ get threads(): never { throw new Error('boom'); } })).toEqual([problem]);
+    expect(problemsOf(new Proxy({}, { ownKeys: () => { throw new Error('boom'); } }))).toEqual([problem]);
+    expect(problemsOf({ caps: { get memoryMb(): never { throw new Error('boom'); } } })).toEqual([problem]);
+  });
+
   it('lists every problem, not just the first', () => {
     expect(problemsOf({ mode: 'x', threads: -1, caps: { cpuMs: 0 } })).toEqual([
       'options.mode must be "process" or "in-process"',

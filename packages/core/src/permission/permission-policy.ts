@@ -4,6 +4,7 @@
 import picomatch from 'picomatch';
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
+import { plainOptions } from '../util/plain-options.js';
 import { compileCondition, type ArgumentCondition, type CompiledCondition } from './path-condition.js';
 
 export type Decision = 'allow' | 'deny' | 'ask';
@@ -18,7 +19,7 @@ export interface PolicyRule {
    * refused: the call is denied whatever the rule's decision.
    */
   readonly when?: Readonly<Record<string, ArgumentCondition>>;
-  /** Restricts the rule to these tenants. */
+  /** Restricts the rule to these tenants (a non-empty list; a call without a tenant is DEFAULT_TENANT's). */
   readonly tenants?: readonly string[];
   readonly decision: Decision;
   readonly reason?: string;
@@ -42,6 +43,12 @@ export interface PermissionPolicy {
    */
   deniesOutright?(toolName: string, tenant: string | undefined): boolean;
 }
+
+/**
+ * The tenant a call that names none is matched as: the name the sandbox runs such calls under
+ * (their isolates, workspace and kv), so a rule for "default" reaches them.
+ */
+export const DEFAULT_TENANT = 'default';
 
 const STRICTNESS: Readonly<Record<Decision, number>> = { allow: 0, ask: 1, deny: 2 };
 const DECISIONS: ReadonlySet<string> = new Set(['allow', 'deny', 'ask']);
@@ -105,19 +112,30 @@ interface CompiledRule {
   readonly conditions: readonly CompiledCondition[];
 }
 
-function compileRule(rule: PolicyRule, index: number): CompiledRule {
-  if (!DECISIONS.has(rule.decision)) {
-    throw new AirlockError('INVALID_OPTION', `policy.rules[${index}].decision must be "allow", "deny" or "ask"`, { path: `policy.rules[${index}].decision` });
+const RULE_KEYS = ['tool', 'when', 'tenants', 'decision', 'reason'] as const;
+
+function compileRule(given: unknown, index: number): CompiledRule {
+  const path = `policy.rules[${index}]`;
+  const rule = plainOptions<PolicyRule>(given, RULE_KEYS, path) as PolicyRule;
+  if (typeof rule.decision !== 'string' || !DECISIONS.has(rule.decision)) {
+    throw new AirlockError('INVALID_OPTION', `${path}.decision must be "allow", "deny" or "ask"`, { path: `${path}.decision` });
   }
-  const globs = typeof rule.tool === 'string' ? [rule.tool] : [...rule.tool];
+  const globs: unknown[] = typeof rule.tool === 'string' ? [rule.tool] : Array.isArray(rule.tool) ? [...(rule.tool as unknown[])] : [];
   if (globs.length === 0 || globs.some((glob) => typeof glob !== 'string' || glob === '')) {
-    throw new AirlockError('INVALID_OPTION', `policy.rules[${index}].tool must be a non-empty name or glob`, { path: `policy.rules[${index}].tool` });
+    throw new AirlockError('INVALID_OPTION', `${path}.tool must be a non-empty name or glob, or a list of them`, { path: `${path}.tool` });
   }
+  // A string would be read letter by letter, and an empty list would make a rule for nobody.
+  const tenants: unknown = rule.tenants;
+  if (tenants !== undefined && (!Array.isArray(tenants) || tenants.length === 0 || tenants.some((tenant) => typeof tenant !== 'string' || tenant === ''))) {
+    throw new AirlockError('INVALID_OPTION', `${path}.tenants must be a non-empty list of tenant names`, { path: `${path}.tenants` });
+  }
+  if (rule.reason !== undefined && typeof rule.reason !== 'string') throw new AirlockError('INVALID_OPTION', `${path}.reason must be a string`, { path: `${path}.reason` });
   if (rule.when !== undefined && (typeof rule.when !== 'object' || rule.when === null || Array.isArray(rule.when))) {
-    throw new AirlockError('INVALID_OPTION', `policy.rules[${index}].when must be an object of argument conditions`, { path: `policy.rules[${index}].when` });
+    throw new AirlockError('INVALID_OPTION', `${path}.when must be an object of argument conditions`, { path: `${path}.when` });
   }
-  const conditions = Object.entries(rule.when ?? {}).map(([argument, condition]) => compileCondition(argument, condition, `policy.rules[${index}].when.${argument}`));
-  return { rule, matchesTool: toolNameMatcher(globs), conditions };
+  const conditions = Object.entries(rule.when ?? {}).map(([argument, condition]) => compileCondition(argument, condition, `${path}.when.${argument}`));
+  const frozen: PolicyRule = { ...rule, tool: globs as string[], ...(tenants === undefined ? {} : { tenants: [...(tenants as string[])] }) };
+  return { rule: frozen, matchesTool: toolNameMatcher(globs as string[]), conditions };
 }
 
 /**
@@ -130,17 +148,19 @@ export function toolNameMatcher(globs: string | readonly string[]): (name: strin
   return (name: string) => typeof name === 'string' && matcher(name) === true;
 }
 
-export function createPolicy(config: PolicyConfig): PermissionPolicy {
-  if (!DECISIONS.has(config.default)) {
+export function createPolicy(given: PolicyConfig): PermissionPolicy {
+  const config = plainOptions<PolicyConfig>(given, ['default', 'rules'], 'policy', 'an object ({ default, rules? }) or a PermissionPolicy') as PolicyConfig;
+  if (typeof config.default !== 'string' || !DECISIONS.has(config.default)) {
     throw new AirlockError('INVALID_OPTION', 'policy.default must be "allow", "deny" or "ask"', { path: 'policy.default' });
   }
-  const rules = (config.rules ?? []).map(compileRule);
+  if (config.rules !== undefined && !Array.isArray(config.rules)) throw new AirlockError('INVALID_OPTION', 'policy.rules must be a list of rules', { path: 'policy.rules' });
+  const rules = Array.prototype.map.call(config.rules ?? [], compileRule) as CompiledRule[];
   return {
     decide(toolName, args, tenant) {
       let verdict: PolicyVerdict | undefined;
       for (const { rule, matchesTool, conditions } of rules) {
         if (!matchesTool(toolName)) continue;
-        if (rule.tenants !== undefined && (tenant === undefined || !rule.tenants.includes(tenant))) continue;
+        if (rule.tenants !== undefined && !rule.tenants.includes(tenant ?? DEFAULT_TENANT)) continue;
         let holds = true;
         for (const condition of conditions) {
           const found = valuesAt(args, condition.argument);
@@ -181,7 +201,7 @@ export function createPolicy(config: PolicyConfig): PermissionPolicy {
       let someArgumentsMayPass = false;
       for (const { rule, matchesTool, conditions } of rules) {
         if (!matchesTool(toolName)) continue;
-        if (rule.tenants !== undefined && (tenant === undefined || !rule.tenants.includes(tenant))) continue;
+        if (rule.tenants !== undefined && !rule.tenants.includes(tenant ?? DEFAULT_TENANT)) continue;
         if (conditions.length > 0) someArgumentsMayPass ||= rule.decision !== 'deny';
         else if (unconditional === undefined || STRICTNESS[rule.decision] > STRICTNESS[unconditional]) unconditional = rule.decision;
       }

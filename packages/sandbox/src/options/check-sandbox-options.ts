@@ -50,8 +50,29 @@ function describe(issue: z.core.$ZodIssue): string {
   return `${path} ${issue.message}`;
 }
 
-/** Throws SandboxError INVALID_OPTION listing every problem, each naming its path. */
-export function checkSandboxOptions(options: unknown): void {
+/**
+ * The options read once into a copy (what the sandbox then uses) and checked; throws SandboxError
+ * INVALID_OPTION listing every problem, each naming its path. A getter or proxy trap that throws
+ * is INVALID_OPTION too, not the raw error.
+ */
+export function readSandboxOptions<T extends object>(options: T): T {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    checkSandboxOptions(options);
+    return options;
+  }
+  let copy: T;
+  try {
+    copy = { ...options };
+    checkSandboxOptions(copy);
+  } catch (error) {
+    if (SandboxError.isInstance(error)) throw error;
+    const problem = `options could not be read (a getter or proxy trap threw: ${error instanceof Error ? error.message : String(error)})`;
+    throw new SandboxError('INVALID_OPTION', problem, [problem]);
+  }
+  return copy;
+}
+
+function checkSandboxOptions(options: unknown): void {
   const problems: string[] = [];
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) problems.push(...parsed.error.issues.map(describe));

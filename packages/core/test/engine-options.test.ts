@@ -1,0 +1,65 @@
+// An embedder's options are read by key: a misspelt or mistyped one is INVALID_OPTION naming
+// it, never an option silently left out. Left out, a policy's mistake fails open (an outside
+// tester's `tenant:` for `tenants:` let every tenant drop the database).
+import { describe, expect, it } from 'vitest';
+import { createEngine, createPolicy, DEFAULT_TENANT } from '../src/index.js';
+import { call, engine, tool } from './helpers.js';
+
+const refusal = (path: string, message?: RegExp) => expect.objectContaining({ code: 'INVALID_OPTION', details: expect.objectContaining({ path }), ...(message === undefined ? {} : { message: expect.stringMatching(message) }) });
+
+describe('a policy is read by key', () => {
+  it.each([
+    ['a misspelt tenants', { default: 'deny', rules: [{ tool: 'drop_db', tenant: 'admin', decision: 'allow' }] }, 'policy.rules[0].tenant', /did you mean policy\.rules\[0\]\.tenants/],
+    ['a misspelt when', { default: 'deny', rules: [{ tool: 'read', whem: { path: '/srv/**' }, decision: 'allow' }] }, 'policy.rules[0].whem', /did you mean policy\.rules\[0\]\.when/],
+    ['a misspelt rules', { default: 'allow', rule: [{ tool: 'drop_db', decision: 'deny' }] }, 'policy.rule', /did you mean policy\.rules/],
+    ['tenants as a string (read letter by letter)', { default: 'deny', rules: [{ tool: 'x', tenants: 'admin', decision: 'allow' }] }, 'policy.rules[0].tenants', /non-empty list/],
+    ['an empty tenants (a rule for nobody)', { default: 'deny', rules: [{ tool: 'x', tenants: [], decision: 'allow' }] }, 'policy.rules[0].tenants', /non-empty list/],
+    ['a rule without a tool', { default: 'deny', rules: [{ decision: 'allow' }] }, 'policy.rules[0].tool', /non-empty name or glob/],
+    ['rules that are not a list', { default: 'deny', rules: { tool: 'x', decision: 'allow' } }, 'policy.rules', /list of rules/],
+    ['a reason that is not text', { default: 'deny', rules: [{ tool: 'x', decision: 'deny', reason: 7 }] }, 'policy.rules[0].reason', /string/],
+  ])('%s is INVALID_OPTION naming it', (_what, policy, path, message) => {
+    expect(() => createPolicy(policy as never)).toThrow(refusal(path, message));
+    expect(() => createEngine({ policy: policy as never })).toThrow(refusal(path, message));
+  });
+
+  it('a call without a tenant is matched as the tenant "default", the one the sandbox runs it as', async () => {
+    expect(DEFAULT_TENANT).toBe('default');
+    const subject = engine([tool('whoami')], { policy: { default: 'allow', rules: [{ tool: 'whoami', tenants: ['default'], decision: 'deny' }] } });
+    const [untenanted] = await subject.run([call('whoami')]);
+    expect(untenanted).toMatchObject({ isError: true, error: { code: 'PERMISSION_DENIED' } });
+    expect(subject.deniesOutright('whoami', undefined)).toBe(true);
+    const [other] = await subject.run([call('whoami')], { tenant: 'acme' });
+    expect(other!.isError).toBe(false);
+  });
+});
+
+describe('createEngine and run read their options by key', () => {
+  const policy = { default: 'allow' } as const;
+  it.each([
+    ['an unknown option', { policy, tool: [] }, 'options.tool', /did you mean options\.tools/],
+    ['an unknown limit', { policy, limits: { maxOutputByte: 5 } }, 'options.limits.maxOutputByte', /did you mean options\.limits\.maxOutputBytes/],
+    ['an observer that is not a function', { policy, observers: { onResult: 5 } }, 'options.observers.onResult', /function/],
+    ['an unknown observer', { policy, observers: { onResults: () => undefined } }, 'options.observers.onResults', /did you mean options\.observers\.onResult/],
+    ['tools that are not a list', { policy, tools: 5 }, 'options.tools', /list of tools/],
+    ['guards that are not a list', { policy, guards: () => undefined }, 'options.guards', /list of functions/],
+    ['a wrapper that is not a function', { policy, executeWrappers: [5] }, 'options.executeWrappers[0]', /function/],
+  ])('%s is INVALID_OPTION naming it', (_what, options, path, message) => {
+    expect(() => createEngine(options as never)).toThrow(refusal(path, message));
+  });
+
+  it('a getter or proxy trap that throws is INVALID_OPTION naming the object, not the raw error', () => {
+    const getter = { policy, get limits(): never { throw new Error('boom'); } };
+    expect(() => createEngine(getter as never)).toThrow(refusal('options', /could not be read/));
+    const trapped = new Proxy({ policy }, { ownKeys: () => { throw new Error('boom'); } });
+    expect(() => createEngine(trapped as never)).toThrow(refusal('options', /could not be read/));
+    const rule = { tool: 'x', get decision(): never { throw new Error('boom'); } };
+    expect(() => createEngine({ policy: { default: 'deny', rules: [rule as never] } })).toThrow(refusal('policy.rules[0]', /could not be read/));
+  });
+
+  it('run\'s and tools()\'s options too: a misspelt tenant is refused, not run as no tenant', async () => {
+    const subject = engine([tool('t')]);
+    await expect(subject.run([call('t')], { tennant: 'acme' } as never)).rejects.toMatchObject(refusal('options.tennant', /did you mean options\.tenant/));
+    await expect(subject.runMessage('openai', { role: 'assistant', tool_calls: [] }, { tennant: 'acme' } as never)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    expect(() => subject.tools('openai', { tennant: 'acme' } as never)).toThrow(refusal('options.tennant'));
+  });
+});
