@@ -153,6 +153,17 @@ describe('airlock run', () => {
     expect(JSON.parse(stdout).results).toHaveLength(1);
   });
 
+  it('a transcript that is not UTF-8 is refused, not run with U+FFFD in place of its bytes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'airlock-utf8-'));
+    const file = join(dir, 'latin1.json');
+    const text = '{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"slugify","arguments":"{\\"text\\":\\"caf';
+    await writeFile(file, Buffer.concat([Buffer.from(text), Buffer.from([0xe9]), Buffer.from('\\"}"}}]}')]));
+    const { code, stderr } = await airlock(['run', file, '--plugins', PLUGINS, '--json']);
+    expect(code).toBe(2);
+    expect(oneLine(stderr)).toContain(`${file}: is not valid UTF-8 text (near byte ${Buffer.byteLength(text)})`);
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it('a bad manifest is exit 2 naming the manifest and the key', async () => {
     const { code, stderr } = await airlock(['run', 'examples/transcript.json', '--plugins', 'test/fixtures/bad-plugins/bad-manifest']);
     expect(code).toBe(2);
@@ -317,6 +328,7 @@ describe('airlock bench', () => {
   it.each([
     [['bench', '--metrics', 'some'], '--metrics must be "ratios" or "all"'],
     [['bench', '--json-dir', ''], '--json-dir needs a folder'],
+    [['bench', '--kind', 'bigger'], '--kind applies with --json only'],
     // Number() reads these as 0: a gate that would fail on any change at all.
     [['bench', '--baseline', 'package.json', '--max-regression', ''], '--max-regression must be a non-negative decimal number'],
     [['bench', '--baseline', 'package.json', '--max-regression', ' '], '--max-regression must be a non-negative decimal number'],
@@ -336,6 +348,10 @@ describe('airlock bench', () => {
     ['not a bench array', 'package.json', 'expected an array of { name, unit, value }'],
     ['a folder', 'docs', 'docs: is a folder'],
     ['an empty array', 'test/fixtures/empty-array.json', 'holds no metrics'],
+    // Each entry too: these were passed over, or named "not in the baseline".
+    ['an entry with a negative value', 'test/fixtures/bench-baselines/negative-value.json', 'entry 0 (sandbox.warm_call): "value" must be a number, 0 or more'],
+    ['an entry whose range is no "best..worst"', 'test/fixtures/bench-baselines/bad-range.json', 'entry 0 (sandbox.warm_call_ratio): "range" must be "best..worst"'],
+    ['an entry whose name holds a terminal escape', 'test/fixtures/bench-baselines/control-name.json', 'entry 0: "name" is no metric name'],
   ])('a baseline that is %s is exit 2, before anything is measured', async (_case, file, message) => {
     const { code, stderr } = await airlock(['bench', '--baseline', file]);
     expect(code).toBe(2);

@@ -84,6 +84,21 @@ describe('detectToolCallMessage: refusals say what is accepted', () => {
     expect(refusal(conversation)).toContain('calls without an "id" cannot be told answered or not');
   });
 
+  it('a lone message of the user\'s, or a tool reply, runs nothing: only an assistant message holds the model\'s calls', () => {
+    const calls = [{ id: 'a', type: 'function', function: { name: 'write', arguments: '{}' } }];
+    expect(refusal({ role: 'user', tool_calls: calls })).toBe('not a tool-call message: the message has role "user": only an assistant message (role "assistant" or "model") holds the model\'s calls');
+    expect(refusal({ role: 'tool', tool_calls: calls })).toContain('has role "tool"');
+    expect(refusal({ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'write', input: {} }] })).toContain('has role "user"');
+    expect(callIds({ tool_calls: calls })).toEqual({ provider: 'openai', ids: ['a'] });
+  });
+
+  it('a raw response of several choices or candidates is refused: running the first would drop the others\' calls', () => {
+    const choice = { message: { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'write', arguments: '{}' } }] } };
+    expect(refusal({ choices: [choice, choice] })).toBe('not a tool-call message: the response has 2 choices: save the one to run (its "message")');
+    const candidate = { content: { role: 'model', parts: [{ functionCall: { id: 'a', name: 'write', args: {} } }] } };
+    expect(refusal({ candidates: [candidate, candidate] })).toContain('the response has 2 candidates');
+  });
+
   it('a raw response with no choice or candidate content names the missing field', () => {
     expect(refusal({ choices: [] })).toContain('choices[0].message is missing');
     expect(refusal({ candidates: [{ finishReason: 'SAFETY' }] })).toContain('candidates[0].content is missing');

@@ -83,6 +83,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   if (values['json-dir'] === '') throw new UsageError('--json-dir needs a folder');
   // Before measuring, not after: a folder that cannot be written would otherwise cost the whole run.
   if (values['json-dir'] !== undefined) await writableFolder(values['json-dir']);
+  if (values.kind !== undefined && values.json !== true) throw new UsageError('--kind applies with --json only (it picks the array --json prints; --json-dir writes both)');
   const gateOnly = (['max-regression', 'gate'] as const).find((flag) => values[flag] !== undefined);
   if (gateOnly !== undefined && values.baseline === undefined) throw new UsageError(`--${gateOnly} applies with --baseline only`);
   const baseline = values.baseline === undefined ? undefined : (await Promise.all(values.baseline.map(readBaseline))).flat();
@@ -112,9 +113,13 @@ export async function benchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`airlock bench: the baseline has none of this run's ${gate === 'ratios' ? 'ratios' : 'metrics'}, so nothing was compared (give an earlier "airlock bench --json" or --json-dir output)\n`);
     return 2;
   }
+  // A baseline entry this run has no metric of (a renamed metric, a typo): said, not ignored.
+  const known = new Set(metrics.map((metric) => metric.name));
+  const strangers = baseline.map((entry) => entry.name).filter((name) => !known.has(name));
+  if (strangers.length > 0) process.stderr.write(`airlock bench: ${strangers.length} of the baseline's entries name no metric of this run and were not compared (${strangers.slice(0, 5).join(', ')}${strangers.length > 5 ? ', …' : ''})\n`);
   // Gated in part: say which were not compared (only --baseline bigger.json, say), never pass them silently.
   const unseen = uncompared(metrics, baseline, gate);
-  if (unseen.length > 0) process.stderr.write(`airlock bench: ${unseen.length} of this run's ${gate === 'ratios' ? 'ratios' : 'metrics'} are not in the baseline and were not compared (${unseen.slice(0, 5).join(', ')}${unseen.length > 5 ? ', …' : ''})\n`);
+  if (unseen.length > 0) process.stderr.write(`airlock bench: ${unseen.length} of this run's ${gate === 'ratios' ? 'ratios' : 'metrics'} are not in the baseline (or are 0 there) and were not compared (${unseen.slice(0, 5).join(', ')}${unseen.length > 5 ? ', …' : ''})\n`);
   const worse = regressions(metrics, baseline, maxRegression, gate);
   for (const regression of worse) {
     process.stderr.write(`airlock bench: ${regression.name} regressed ${regression.worseByPct}% (baseline ${regression.baseline}, now ${regression.current}; for ratios the baseline's worst round against this run's best; threshold ${maxRegression}%)\n`);
@@ -166,8 +171,20 @@ async function readBaseline(path: string): Promise<BenchmarkEntry[]> {
   if (!valid) throw new UsageError(`--baseline ${path}: expected an array of { name, unit, value } (an earlier "airlock bench --json")`);
   // Refused before minutes of measuring, not after: an empty baseline can gate nothing.
   if ((parsed as unknown[]).length === 0) throw new UsageError(`--baseline ${path}: holds no metrics (an earlier "airlock bench --json" holds a hundred)`);
+  // Each entry checked before measuring too: a value that is no positive number, or a range
+  // that is no "best..worst", would otherwise be passed over (or named "not in the baseline").
+  (parsed as BenchmarkEntry[]).forEach((entry, index) => {
+    const at = `--baseline ${path}: entry ${index}`;
+    if (!METRIC_NAME.test(entry.name)) throw new UsageError(`${at}: "name" is no metric name (letters, digits and . _ - only)`);
+    // Zero is kept (a count that was 0 gates nothing: it is listed as not compared).
+    if (!(Number.isFinite(entry.value) && entry.value >= 0)) throw new UsageError(`${at} (${entry.name}): "value" must be a number, 0 or more`);
+    if (entry.range !== undefined && !(typeof entry.range === 'string' && RANGE.test(entry.range))) throw new UsageError(`${at} (${entry.name}): "range" must be "best..worst", two positive numbers`);
+  });
   return parsed as BenchmarkEntry[];
 }
+
+const METRIC_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+const RANGE = /^(?:\d+(?:\.\d+)?|\.\d+)(?:e[+-]?\d+)?\.\.(?:\d+(?:\.\d+)?|\.\d+)(?:e[+-]?\d+)?$/;
 
 function table(metrics: readonly Metric[], style: ReturnType<typeof stylist>): string {
   const width = Math.max(...metrics.map((metric) => metric.name.length));

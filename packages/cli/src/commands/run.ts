@@ -29,8 +29,9 @@ OpenAI Responses "function_call" or Gemini "functionCall", detected automaticall
 prints the tool messages in the same provider format. The input may be one message, an
 array of messages or of Responses items, one "function_call" item, { "messages": [...] },
 Gemini's { "contents": [...] }, or a raw API response ({ "choices" }, { "output" },
-{ "candidates" }); the last assistant turn runs, those of its calls no tool reply answers
-yet. With no arguments at all, runs the bundled example.
+{ "candidates" }, one choice or candidate); the last assistant turn runs, those of its
+calls no tool reply answers yet. The input must be UTF-8. With no arguments at all, runs
+the bundled example.
 
 Options:
   --plugins <dir>     a plugin folder or a folder of plugin folders (repeatable)

@@ -15,7 +15,31 @@ async function readBounded(stream: AsyncIterable<Buffer>, label: string): Promis
     if (size > MAX_INPUT_BYTES) throw new UsageError(`${label} is larger than ${MAX_INPUT_BYTES} bytes`);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = Buffer.concat(chunks);
+  try {
+    // Not replaced with U+FFFD without a word: an argument would reach its tool changed.
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${label}: is not valid UTF-8 text${firstInvalidByte(bytes)}`);
+  }
+}
+
+/** Where the first byte that is not UTF-8 is, for the message. */
+function firstInvalidByte(bytes: Buffer): string {
+  let low = 0;
+  let high = bytes.length;
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  // The longest valid prefix, found by halving (a prefix cut inside a character may fail too: then look shorter).
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    try {
+      decoder.decode(bytes.subarray(0, middle));
+      low = middle;
+    } catch {
+      high = middle - 1;
+    }
+  }
+  return ` (near byte ${low})`;
 }
 
 /** The parsed input, and the integers in its text JSON.parse rounded (by what each became), for the caller to refuse where they matter. */

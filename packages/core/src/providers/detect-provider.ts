@@ -135,6 +135,10 @@ function fromList(list: readonly unknown[], where: string): DetectedMessage {
 }
 
 function fromMessage(message: Record<string, unknown>, where: string): DetectedMessage {
+  // A message of the user's, or a tool reply, holds no calls of the model's to run.
+  if (message.role !== undefined && !isAssistant(message)) {
+    throw notToolCalls(`${where} has role ${JSON.stringify(String(message.role)).slice(0, 40)}: only an assistant message (role "assistant" or "model") holds the model's calls`);
+  }
   const provider = detectOne(message);
   if (provider !== undefined) return { provider, message };
   if (isAssistant(message)) throw notToolCalls(`${where} has no tool calls`);
@@ -163,6 +167,8 @@ export function detectToolCallMessage(input: unknown): DetectedMessage {
   if (Array.isArray(input.contents)) return fromList(input.contents, '"contents"');
   // Raw API responses: Chat Completions, Responses, Gemini generateContent.
   if (Array.isArray(input.choices)) {
+    // Running the first of several would drop the others' calls without a word.
+    if (input.choices.length > 1) throw notToolCalls(`the response has ${input.choices.length} choices: save the one to run (its "message")`);
     const choice: unknown = input.choices[0];
     if (!isRecord(choice) || !isRecord(choice.message)) throw notToolCalls('choices[0].message is missing');
     return fromMessage(choice.message, 'choices[0].message');
@@ -173,6 +179,7 @@ export function detectToolCallMessage(input: unknown): DetectedMessage {
     return lastResponsesTurn(items, '"output"');
   }
   if (Array.isArray(input.candidates)) {
+    if (input.candidates.length > 1) throw notToolCalls(`the response has ${input.candidates.length} candidates: save the one to run (its "content")`);
     const candidate: unknown = input.candidates[0];
     if (!isRecord(candidate) || !isRecord(candidate.content)) throw notToolCalls('candidates[0].content is missing');
     return fromMessage(candidate.content, 'candidates[0].content');
