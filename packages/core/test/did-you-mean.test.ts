@@ -11,6 +11,9 @@ describe('closestName', () => {
     ['x', ['limits', 'name'], undefined],
     ['colour', ['name', 'module', 'limits'], undefined],
     ['anything', [], undefined],
+    // Two letters swapped is one slip, even in a short name.
+    ['ehco', ['echo', 'slugify'], 'echo'],
+    ['rnu', ['run', 'check', 'serve'], 'run'],
   ])('%s → %s', (typed, known, expected) => {
     expect(closestName(typed, known)).toBe(expected);
   });

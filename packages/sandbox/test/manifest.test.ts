@@ -25,6 +25,9 @@ describe('manifest options, each checked and named by path', () => {
     ['memoryMb under isolated-vm\'s minimum', { ...base, limits: { memoryMb: 4 } }, ['limits.memoryMb must be at least 8']],
     ['timeoutMs as a string', { ...base, limits: { timeoutMs: '2s' } }, ['limits.timeoutMs must be a number']],
     ['cpuMs fractional', { ...base, limits: { cpuMs: 1.5 } }, ['limits.cpuMs must be a whole number']],
+    // Past safe integers, so zod's int() called it "no whole number": the cap is what it passes.
+    ['cpuMs of 1e308', { ...base, limits: { cpuMs: 1e308 } }, [`limits.cpuMs must be at most ${HOST_LIMIT_CAPS.cpuMs} (the host's cap)`]],
+    ['a tool decision under a name that is no tool name', { ...base, permissions: { tools: { 'ec\u001bho': 'allow' } } }, ['permissions.tools.ec\u001bho: this key must be 1-64 letters, digits, "_" or "-", starting with a letter or "_"']],
     ['maxOutputBytes over the cap', { ...base, limits: { maxOutputBytes: HOST_LIMIT_CAPS.maxOutputBytes * 2 } }, [`limits.maxOutputBytes must be at most ${HOST_LIMIT_CAPS.maxOutputBytes} (the host's cap)`]],
     ['an unknown limit, nothing like a known one', { ...base, limits: { diskMb: 1 } }, ['limits.diskMb: unknown key']],
     ['a bad default decision', { ...base, permissions: { default: 'sometimes' } }, ['permissions.default must be "allow", "deny" or "ask"']],

@@ -54,3 +54,19 @@ describe('reading a plugin folder\'s manifest', () => {
     expect(problems).toEqual([`${join(plugin, MANIFEST_FILE)}: is not a regular file (a FIFO, a device or a folder)`]);
   }, 10_000);
 });
+
+describe('a folder of plugin folders', () => {
+  it('a folder whose manifest is misspelt is said, not passed over with its plugin missing; other folders and a manifest set aside are passed over', async () => {
+    await writeFile(join(plugin, MANIFEST_FILE), JSON.stringify({ name: 'plugin', module: './index.js' }));
+    const misspelt = join(root, 'misspelt');
+    await mkdir(misspelt);
+    await writeFile(join(misspelt, 'airlock.plugin.jsn'), '{}');
+    await expect(discoverPluginFolders([root])).rejects.toMatchObject({ code: 'NO_PLUGINS', message: `${misspelt}: holds "airlock.plugin.jsn", not ${MANIFEST_FILE}: rename it to load this plugin, or move the folder out` });
+    await rm(misspelt, { recursive: true });
+    for (const [folder, file] of [['assets', 'logo.png'], ['set-aside', `${MANIFEST_FILE}.bak`]] as const) {
+      await mkdir(join(root, folder));
+      await writeFile(join(root, folder, file), '{}');
+    }
+    expect(await discoverPluginFolders([root])).toEqual([plugin]);
+  });
+});

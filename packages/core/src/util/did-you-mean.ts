@@ -1,16 +1,22 @@
 // "Did you mean" for names a person typed: the closest known name by edit distance,
 // offered only when it is close enough to be the likely intent.
 
-/** Levenshtein distance, case-insensitive (a wrong case is one slip, not many). */
+/**
+ * Edit distance, case-insensitive (a wrong case is one slip, not many), counting two
+ * neighbouring letters swapped as one slip ("ehco" for "echo", "rnu" for "run").
+ */
 function distance(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
+  let beforePrevious: number[] = [];
   let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
   for (let i = 1; i <= x.length; i += 1) {
     const current = [i];
     for (let j = 1; j <= y.length; j += 1) {
       current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) current[j] = Math.min(current[j]!, beforePrevious[j - 2]! + 1);
     }
+    beforePrevious = previous;
     previous = current;
   }
   return previous[y.length]!;

@@ -42,9 +42,10 @@ const origin = z.string().refine((text) => parseOrigin(text) !== undefined, 'mus
 function limit(caps: PluginLimits, key: keyof PluginLimits, min: number) {
   return z
     .number({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a number') })
-    .int('must be a whole number')
     .min(min, `must be at least ${min}`)
     .max(caps[key], `must be at most ${caps[key]} (the host's cap)`)
+    // Not .int(): it calls 1e308 "no whole number" (past safe integers) where the cap is what it passes.
+    .refine(Number.isInteger, 'must be a whole number')
     .optional();
 }
 
@@ -139,6 +140,8 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     // One problem per key, each with its own suggestion: "limit: unknown key (did you mean "limits"?)".
     return issue.keys.map((key) => `${prefix}${key}: unknown key${didYouMean(key, known)}`).join('; ');
   }
+  // A record key that fails its own check (a tool name in permissions.tools): zod says only "Invalid key in record".
+  if (issue.code === 'invalid_key') return `${path}: this key ${issue.issues[0]?.message ?? 'is not valid here'}`;
   if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
   // zod's own wording for a type it did not get a custom message for ("Invalid input: expected
   // array, received string"), said as every other problem is.

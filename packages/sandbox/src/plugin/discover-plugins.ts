@@ -1,4 +1,5 @@
 // `--plugins` takes a plugin folder or a folder of plugin folders.
+import { closestName } from '@airlock/core';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SandboxError } from '../errors/sandbox-error.js';
@@ -31,9 +32,32 @@ export async function discoverPluginFolders(paths: readonly string[]): Promise<s
     }
     const children = (await readdir(dir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => join(dir, entry.name)).sort();
     const plugins: string[] = [];
-    for (const child of children) if (await exists(join(child, MANIFEST_FILE))) plugins.push(child);
+    for (const child of children) {
+      if (await exists(join(child, MANIFEST_FILE))) plugins.push(child);
+      else await refuseMisnamedManifest(child);
+    }
     if (plugins.length === 0) throw new SandboxError('NO_PLUGINS', `${given}: holds no ${MANIFEST_FILE}, and no folder inside it does`);
     found.push(...plugins);
   }
   return [...new Set(found)];
+}
+
+/**
+ * A folder beside the plugins whose manifest is misspelt (`airlock.plugin.jsn`) would be passed
+ * over without a word, its plugin missing: said instead. Other folders (assets, notes) are
+ * passed over as before.
+ */
+async function refuseMisnamedManifest(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = (await readdir(dir, { withFileTypes: true })).filter((entry) => !entry.isDirectory()).map((entry) => entry.name);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    // Near in length as well as spelling: `airlock.plugin.json.bak` (a plugin set aside) is no typo.
+    if (Math.abs(name.length - MANIFEST_FILE.length) <= 2 && closestName(name, [MANIFEST_FILE]) === MANIFEST_FILE) {
+      throw new SandboxError('NO_PLUGINS', `${dir}: holds ${JSON.stringify(name)}, not ${MANIFEST_FILE}: rename it to load this plugin, or move the folder out`);
+    }
+  }
 }
