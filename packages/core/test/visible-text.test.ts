@@ -21,6 +21,8 @@ describe('escapeControls', () => {
     ['\ud800 lone', '\\ud800 lone'],
     // Rendered as nothing too: variation selectors, the grapheme joiner, Hangul fillers.
     ['/srv/ws/ok\ufe0f\u034f\u3164\u{e0100}', '/srv/ws/ok\\ufe0f\\u034f\\u3164\\u{e0100}'],
+    // Shown as a blank or a box in place of something.
+    ['a\u2800b\ufffcc', 'a\\u2800b\\ufffcc'],
     ['\u001b]8;;https://evil.example\u001b\\click\u001b]8;;\u001b\\', '\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\'],
     ['\u001b]0;title\u0007', '\\x1b]0;title\\x07'],
     ['\u009d8;;x\u009c', '\\x9d8;;x\\x9c'],

@@ -3,9 +3,10 @@
 // zero-width characters, Unicode tag characters that smuggle invisible text), line and
 // paragraph separators (Zl, Zp), the other characters Unicode says to render as nothing
 // (Default_Ignorable_Code_Point: variation selectors, U+034F, Hangul fillers) and lone
-// surrogates. A terminal acts on them or hides them, so what a person reads would differ
+// surrogates; and two that show as blank or as a box in place of something (U+2800 Braille
+// blank, U+FFFC object replacement). A terminal acts on them or hides them, so what a person reads would differ
 // from what runs; a path rule cannot match them reliably either. One definition for both uses.
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u2800\ufffc]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
 const INVISIBLE_ONE = new RegExp(INVISIBLE.source, 'u');
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
