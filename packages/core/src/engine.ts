@@ -183,15 +183,15 @@ export function createEngine(given: EngineOptions): Engine {
   const run = (calls: readonly ToolCallRequest[], turn?: TurnOptions): Promise<ToolResult[]> => {
     // A caller's mistake, said as an AirlockError (a Set or null would fail deep inside as a TypeError).
     if (!Array.isArray(calls)) return Promise.reject(new AirlockError('INVALID_OPTION', 'run(calls): calls must be an array of tool calls', { path: 'calls' }));
-    const refusal = turnOptionsRefusal(turn);
-    if (refusal !== undefined) return Promise.reject(refusal);
+    const turnOptions = readTurnOptions(turn);
+    if (AirlockError.isInstance(turnOptions)) return Promise.reject(turnOptions);
     let list: readonly ToolCallRequest[];
     try {
       list = Array.prototype.slice.call(calls) as ToolCallRequest[]; // read once: a Proxy's traps run here, not mid-turn
     } catch (error) {
       return Promise.reject(new AirlockError('INVALID_OPTION', 'run(calls): the list of calls could not be read', { path: 'calls' }, { cause: error }));
     }
-    return runTurn(config, list, turn);
+    return runTurn(config, list, turnOptions);
   };
   const deniesOutright = (toolName: string, tenant: string | undefined): boolean => policy.deniesOutright?.(toolName, tenant) === true;
   const formatOf = <P extends ProviderId>(provider: P): (typeof PROVIDERS)[P] => {
@@ -234,7 +234,8 @@ export function createEngine(given: EngineOptions): Engine {
 }
 
 /** A turn's options as a caller may get them wrong: said as INVALID_OPTION, not met deep inside as a TypeError. */
-function turnOptionsRefusal(turn: unknown): AirlockError | undefined {
+/** The turn's options read once (what the turn then uses), or the AirlockError saying what is wrong. */
+function readTurnOptions(turn: unknown): TurnOptions | AirlockError | undefined {
   if (turn === undefined) return undefined;
   let read: Partial<TurnOptions>;
   try {
@@ -248,5 +249,5 @@ function turnOptionsRefusal(turn: unknown): AirlockError | undefined {
     return new AirlockError('INVALID_OPTION', 'run(calls, options): options.signal must be an AbortSignal', { path: 'options.signal' });
   }
   if (tenant !== undefined && typeof tenant !== 'string') return new AirlockError('INVALID_OPTION', 'run(calls, options): options.tenant must be a string', { path: 'options.tenant' });
-  return undefined;
+  return read as TurnOptions;
 }

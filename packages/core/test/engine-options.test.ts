@@ -22,6 +22,32 @@ describe('a policy is read by key', () => {
     expect(() => createEngine({ policy: policy as never })).toThrow(refusal(path, message));
   });
 
+  it('a key the object inherits, answers from a getter or holds not enumerable still applies: read as before, never dropped', async () => {
+    const reader = tool('read', { parameters: { type: 'object', properties: { path: { type: 'string' } } } });
+    const shadow = call('read', { path: '/etc/shadow' });
+    class ScopedAllow {
+      tool = 'read';
+      decision = 'allow' as const;
+      get tenants(): string[] {
+        return ['acme'];
+      }
+    }
+    const template = { when: { path: '/srv/**' } };
+    const rules = [{ tool: 'read', decision: 'deny' as const }];
+    const policies = [
+      { default: 'deny', rules: [Object.assign(Object.create(template) as object, { tool: 'read', decision: 'allow' })] },
+      { default: 'deny', rules: [new ScopedAllow()] },
+      Object.assign(Object.create({ rules }) as object, { default: 'allow' }),
+      Object.defineProperty({ default: 'allow' }, 'rules', { value: rules, enumerable: false }),
+    ];
+    for (const policy of policies) {
+      const [result] = await engine([reader], { policy: policy as never }).run([shadow], { tenant: 'evil' });
+      expect(result).toMatchObject({ isError: true, error: { code: 'PERMISSION_DENIED' } });
+    }
+    // A misspelt key a prototype holds is refused as an own one is.
+    expect(() => createPolicy(Object.assign(Object.create({ rule: rules }) as object, { default: 'allow' }) as never)).toThrow(refusal('policy.rule'));
+  });
+
   it('a call without a tenant is matched as the tenant "default", the one the sandbox runs it as', async () => {
     expect(DEFAULT_TENANT).toBe('default');
     const subject = engine([tool('whoami')], { policy: { default: 'allow', rules: [{ tool: 'whoami', tenants: ['default'], decision: 'deny' }] } });
@@ -54,6 +80,22 @@ describe('createEngine and run read their options by key', () => {
     expect(() => createEngine(trapped as never)).toThrow(refusal('options', /could not be read/));
     const rule = { tool: 'x', get decision(): never { throw new Error('boom'); } };
     expect(() => createEngine({ policy: { default: 'deny', rules: [rule as never] } })).toThrow(refusal('policy.rules[0]', /could not be read/));
+  });
+
+  it('run and tools() read a tenant from a getter once, and use what they read', async () => {
+    const turn = () => {
+      let reads = 0;
+      return new (class Turn {
+        get tenant(): string {
+          reads += 1;
+          return reads === 1 ? 'acme' : 'other';
+        }
+      })();
+    };
+    const subject = engine([tool('t', { execute: (_args, exec) => exec.tenant ?? null })], { policy: { default: 'allow', rules: [{ tool: 't', tenants: ['acme'], decision: 'deny' }] } });
+    const [result] = await subject.run([call('t')], turn() as never);
+    expect(result).toMatchObject({ isError: true, error: { code: 'PERMISSION_DENIED' } });
+    expect(subject.tools('openai', turn() as never)).toEqual([]);
   });
 
   it('run\'s and tools()\'s options too: a misspelt tenant is refused, not run as no tenant', async () => {

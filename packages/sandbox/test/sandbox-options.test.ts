@@ -34,6 +34,12 @@ describe('createSandbox options', () => {
     expect(problemsOf(options)).toContain(problem);
   });
 
+  it('an option the object inherits or answers from a getter is read and checked, as an own one is', () => {
+    expect(problemsOf(Object.create({ threads: 0 }))).toContain('options.threads must be at least 1');
+    expect(problemsOf(new (class { get caps() { return { memoryMb: 4096 }; } })())).toContain("options.caps.memoryMb must be at most 512 (the host's cap)");
+    expect(problemsOf(Object.create({ thread: 2 }))).toContain('options.thread: unknown option');
+  });
+
   it('a getter or proxy trap that throws is INVALID_OPTION, not the raw error', () => {
     const problem = 'options could not be read (a getter or proxy trap threw: boom)';
     expect(problemsOf({ get threads(): never { throw new Error('boom'); } })).toEqual([problem]);

@@ -1,26 +1,42 @@
 // Options objects an embedder passes, read once and checked by key: a misspelt key
 // (`tennant`, `whem`, `rule`) is an error naming it, never an option silently left out (a
-// misspelt `when` made a narrowed allow rule unconditional). Read through a copy, so a getter
-// or proxy that throws is an INVALID_OPTION naming the object, not a raw error from deep inside.
+// misspelt `when` made a narrowed allow rule unconditional). Every known key is read as the
+// object answers it (own or inherited, a getter, not enumerable: as before), once, into a
+// copy the caller then uses; a getter or proxy that throws is an INVALID_OPTION naming the
+// object, not a raw error from deep inside.
 import { AirlockError } from '../errors/airlock-error.js';
 import { didYouMean } from './did-you-mean.js';
 
+/** The string keys `value` and its prototypes hold, short of Object.prototype: where a misspelt option can hide. */
+function keysOf(value: object): string[] {
+  const keys: string[] = [];
+  for (let at: object | null = value; at !== null && at !== Object.prototype; at = Reflect.getPrototypeOf(at)) {
+    for (const key of Reflect.ownKeys(at)) if (typeof key === 'string' && !(at !== value && key === 'constructor')) keys.push(key);
+  }
+  return keys;
+}
+
 /**
- * A copy of `value`'s own enumerable properties, every key one of `known`; `value` must be a
- * plain object (not an array). Throws AirlockError INVALID_OPTION naming `path`.
+ * A copy of the known options of `value` (a plain object, or any non-array object): each of
+ * `known` read once, and no other string key allowed on it or its prototypes. Throws
+ * AirlockError INVALID_OPTION naming `path`.
  */
 export function plainOptions<T extends object>(value: unknown, known: readonly (keyof T & string)[], path: string, shape = 'an object'): Partial<T> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AirlockError('INVALID_OPTION', `${path} must be ${shape}`, { path });
-  let copy: Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
   try {
-    copy = { ...value };
-  } catch (error) {
-    throw new AirlockError('INVALID_OPTION', `${path} could not be read (a getter or proxy trap threw)`, { path }, { cause: error });
-  }
-  for (const key of Object.keys(copy)) {
-    if (!(known as readonly string[]).includes(key)) {
-      throw new AirlockError('INVALID_OPTION', `${path}.${key} is not an option${didYouMean(key, known, (name) => `${path}.${name}`)}; known: ${known.join(', ')}`, { path: `${path}.${key}` });
+    for (const key of keysOf(value)) {
+      if (!(known as readonly string[]).includes(key)) {
+        throw new AirlockError('INVALID_OPTION', `${path}.${key} is not an option${didYouMean(key, known, (name) => `${path}.${name}`)}; known: ${known.join(', ')}`, { path: `${path}.${key}` });
+      }
     }
+    for (const key of known) {
+      const option: unknown = (value as Record<string, unknown>)[key];
+      if (option !== undefined) copy[key] = option;
+    }
+  } catch (error) {
+    if (AirlockError.isInstance(error)) throw error;
+    throw new AirlockError('INVALID_OPTION', `${path} could not be read (a getter or proxy trap threw)`, { path }, { cause: error });
   }
   return copy as Partial<T>;
 }
