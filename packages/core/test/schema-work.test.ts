@@ -141,6 +141,18 @@ describe('every validation runs under a step budget sized by the value', () => {
     expect(ms).toBeLessThan(1000);
   });
 
+  it('a character class is charged by the ranges it lists: one instruction of 1,500 ranges costs what a dozen do', async () => {
+    // [\p{L}\p{N}\p{M}\p{P}\p{S}]{100}z is 103 instructions, charged as one each it fit 1 MB; matching took 1.1 s.
+    let text = '';
+    for (let index = 0; index < 20_000; index += 1) text += 'abcdefghijklmnopqrstuvwxy'[(index * 7) % 25];
+    const pattern = '[\\p{L}\\p{N}\\p{M}\\p{P}\\p{S}]{100}z';
+    const { result } = await outputCheck({ type: 'object', properties: { s: { type: 'string', pattern } } }, { s: `${text.slice(0, 1_500)}z` });
+    expect(error(result).message).toMatch(/validation stopped/);
+    // An honest class over a long value still fits.
+    const { result: fits } = await outputCheck({ type: 'object', properties: { s: { type: 'string', pattern: '^[\\p{L}\\p{N} ]+$' } } }, { s: text });
+    expect(fits.isError).toBe(false);
+  });
+
   it('a plugin\'s pattern keeps no DFA cache: each kept up to 8 MB of states, and 800 patterns grew the host\'s heap 235 MB a call', async () => {
     const pattern = 'b[ab]{14}[cd]';
     let text = '';
@@ -216,6 +228,10 @@ describe('schemas that would escape the bounds are refused at load', () => {
     const properties = Object.fromEntries(Array.from({ length: 6 }, (_, index) => [`p${index}`, { type: 'string', pattern: `${alternation(9)}|y${index}` }]));
     expect(() => engine([tool('many', { parameters: { type: 'object', properties } })])).toThrow(/at \/properties\/p5\/pattern: the schema's patterns compile to more than 50000 instructions in all/);
     expect(() => engine([tool('honest', { parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^[a-z0-9_-]{1,64}$' } } } })])).not.toThrow();
+    // A class is one instruction however many ranges it lists: its text is bounded instead (1.7 MB took 0.45 s to load).
+    expect(() => engine([tool('long', { parameters: { type: 'object', properties: { s: { type: 'string', pattern: `[${'a'.repeat(10_001)}]` } } } })])).toThrow(/is 10003 characters long, more than 10000/);
+    const wordy = Object.fromEntries(Array.from({ length: 11 }, (_, index) => [`p${index}`, { type: 'string', pattern: `[${'a'.repeat(9_990)}]${index}` }]));
+    expect(() => engine([tool('wordy', { parameters: { type: 'object', properties: wordy } })])).toThrow(/at \/properties\/p10\/pattern: the schema's patterns have more than 100000 characters in all/);
   });
 
   it('a root $id stays private to its tool: two tools may share one, and no other tool can $ref it', () => {

@@ -4,7 +4,7 @@
 import { _, type CodeKeywordDefinition, type FuncKeywordDefinition } from 'ajv';
 import type { DataValidateFunction } from 'ajv/dist/types/index.js';
 import { METER_KEYWORD, nodeCount } from './metered-schema.js';
-import { patternInstructions } from './linear-regexp.js';
+import { patternWeight } from './linear-regexp.js';
 import { meter } from './work-meter.js';
 
 type Schema = Record<string, unknown>;
@@ -27,16 +27,16 @@ function count(schema: Schema, keywords: readonly string[], only?: unknown): num
  * Steps per character a pattern may cost. re2js simulates its program when its DFA gives up
  * (`a[ab]{1000}[cd]` over a's and b's), about 12 ns per instruction per character: a
  * 15-character pattern of 1,004 instructions took 10 µs a character. A step is about
- * 20 ns, so each instruction counts 0.6.
+ * 20 ns, so each instruction counts 0.6 (a class more, by its ranges: patternWeight).
  */
 function patternCost(pattern: string): number {
-  let instructions: number;
+  let weight: number;
   try {
-    instructions = patternInstructions(pattern);
+    weight = patternWeight(pattern);
   } catch {
     return 0; // refused at load (metered-schema), never run
   }
-  return 4 + Math.ceil((instructions * 3) / 5);
+  return 4 + Math.ceil((weight * 3) / 5);
 }
 
 export interface Weight {

@@ -50,6 +50,13 @@ function alignWithEcmaScript(source: string): string {
  */
 export const MAX_PATTERN_INSTRUCTIONS = 10_000;
 
+/**
+ * Characters one pattern may have: a class is one instruction however many ranges it lists,
+ * and parsing them is what costs (a 1.7 MB class took 0.45 s to load). Honest patterns are
+ * tens or hundreds of characters.
+ */
+export const MAX_PATTERN_CHARS = 10_000;
+
 /** Compiled programs, shared by the load checks, the meter's weights and ajv's instances; dropped when they grow large. */
 const compiledPrograms = new Map<string, RE2JS>();
 let cachedInstructions = 0;
@@ -62,6 +69,7 @@ function compileRe2(pattern: string, caseInsensitive: boolean): RE2JS {
   const cached = compiledPrograms.get(key);
   if (cached !== undefined) return cached;
   const shown = JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 80)}…` : pattern);
+  if (pattern.length > MAX_PATTERN_CHARS) throw new PatternRefused(`pattern ${shown} is ${pattern.length} characters long, more than ${MAX_PATTERN_CHARS}`);
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(alignWithEcmaScript(RE2JS.translateRegExp(pattern)), caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
@@ -111,6 +119,29 @@ export function cachedProgram(pattern: string): RE2JS | undefined {
 export function patternInstructions(pattern: string): number {
   return compileRe2(pattern, false).programSize();
 }
+
+/**
+ * What testing one character against `pattern` may cost, in instructions: each counts one,
+ * and a character class more by the ranges it lists (matching one is a binary search over
+ * them: `[\p{L}\p{N}\p{M}\p{P}\p{S}]` is one instruction of about 1,500 ranges, and a class of
+ * 200,000 took 40-70 ns a character where the model allowed 12). Reads re2js's compiled
+ * program; should that change shape, every instruction counts as a large class.
+ */
+export function patternWeight(pattern: string): number {
+  const compiled = compileRe2(pattern, false);
+  const instructions = (compiled as unknown as { re2Input?: { prog?: { inst?: unknown } } }).re2Input?.prog?.inst;
+  if (!Array.isArray(instructions)) return compiled.programSize() * LARGE_CLASS_WEIGHT;
+  let weight = 0;
+  for (const instruction of instructions as unknown[]) {
+    // runes (an Int32Array): [lo, hi, lo, hi, ...] for a class; one rune for a literal.
+    const ranges = ((instruction as { runes?: { length?: unknown } } | null)?.runes?.length ?? 0) as number;
+    weight += typeof ranges === 'number' && ranges > 2 ? 1 + Math.ceil(Math.log2(ranges / 2)) : 1;
+  }
+  return weight;
+}
+
+/** A class of about 100,000 ranges: the weight of an instruction when the program cannot be read. */
+const LARGE_CLASS_WEIGHT = 18;
 
 /** ajv's `code.regExp`: every `pattern` and `patternProperties` key goes through here. */
 export const linearRegExp: RegExpEngine = Object.assign((pattern: string) => compileLinear(pattern), { code: 'airlockLinearRegExp' });

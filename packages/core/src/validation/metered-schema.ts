@@ -22,6 +22,8 @@ export const MAX_SUBSCHEMAS = 1000;
 
 /** Instructions all of a schema's patterns may compile to together: about 35 ms of compiling at load. */
 export const MAX_SCHEMA_PATTERN_INSTRUCTIONS = 50_000;
+/** Characters all of a schema's patterns may have together: about 30 ms of parsing at load. */
+export const MAX_SCHEMA_PATTERN_CHARS = 100_000;
 
 type Json = JsonValue;
 interface RefSite {
@@ -42,6 +44,7 @@ export function meteredCopy(schema: JsonSchema): JsonSchema {
   const refs: RefSite[] = [];
   let subschemas = 0;
   let instructions = 0;
+  let patternChars = 0;
 
   // Every object is copied as a schema, unknown keywords' values included: a `$ref` may
   // point at any of them, and metering one that is never compiled costs nothing.
@@ -76,6 +79,9 @@ export function meteredCopy(schema: JsonSchema): JsonSchema {
       instructions += patternInstructions(pattern);
     } catch (error) {
       throw new RefusedSchema(`${path}: ${(error as Error).message}`);
+    }
+    if ((patternChars += pattern.length) > MAX_SCHEMA_PATTERN_CHARS) {
+      throw new RefusedSchema(`${path}: the schema's patterns have more than ${MAX_SCHEMA_PATTERN_CHARS} characters in all; use fewer or shorter patterns`);
     }
     if (instructions > MAX_SCHEMA_PATTERN_INSTRUCTIONS) {
       throw new RefusedSchema(`${path}: the schema's patterns compile to more than ${MAX_SCHEMA_PATTERN_INSTRUCTIONS} instructions in all; use fewer or simpler patterns`);
