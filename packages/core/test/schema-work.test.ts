@@ -186,6 +186,22 @@ describe('every validation runs under a step budget sized by the value', () => {
   });
 });
 
+describe('a turn of costly calls', () => {
+  it('lets the event loop in between its calls: one turn holds the shared thread for a call\'s time, not the sum of its calls\'', async () => {
+    // Each call: about a megabyte against a pattern, tens of milliseconds of validation.
+    const heavy = { type: 'object', properties: { s: { type: 'string', pattern: '^[a-z]+$', maxLength: 2_000_000 } } };
+    const text = 'abcdefghijklmnopqrstuvwxy'.repeat(40_000);
+    let parsedAll = false;
+    let ranBetween: boolean | undefined;
+    const turn = engine([tool('heavy', { parameters: heavy })], { observers: { onStage: (event) => void (event.stage === 'parse' && (parsedAll = true)) } })
+      .run(Array.from({ length: 4 }, (_, index) => call('heavy', { s: text }, `h${index}`)));
+    setImmediate(() => (ranBetween = !parsedAll));
+    const results = await turn;
+    expect(results.every((result) => !result.isError)).toBe(true);
+    expect(ranBetween).toBe(true);
+  });
+});
+
 describe('a value that fails is described by what it costs to find', () => {
   const integers = compileValidator({ type: 'array', items: { type: 'integer' } }, 't', 'parameters');
 

@@ -8,12 +8,29 @@ import { parseCall } from './parse-call.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineConfig } from './pipeline-config.js';
 
-export function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined): ParsedCall[] {
+/**
+ * Parsing and validating runs on the embedder's main thread, which every tenant shares: a turn
+ * of calls that each take long (a megabyte of arguments against a costly schema: up to a few
+ * hundred milliseconds each) lets the event loop in once this long has passed, so one turn
+ * holds the thread for a call's time, not the sum of its calls'.
+ */
+const YIELD_AFTER_MS = 10;
+
+export async function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined): Promise<ParsedCall[]> {
   const standIn = standInIds(requests);
   // Asked only when a call names no tool: which tools its answer may list.
   const listable = (name: string): boolean => !deniedOutright(config, name, tenant);
-  // Array.from visits a sparse list's holes too (map skips them): each is a call answered like any other.
-  const parsed = rejectDuplicateIds(Array.from(requests, (request, index) => safeParse(config, request, index, standIn, listable)));
+  const calls: ParsedCall[] = [];
+  let since = performance.now();
+  // By index, not map: a sparse list's holes are calls answered like any other.
+  for (let index = 0; index < requests.length; index += 1) {
+    calls.push(safeParse(config, requests[index] as ToolCallRequest, index, standIn, listable));
+    if (index + 1 < requests.length && performance.now() - since > YIELD_AFTER_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+  }
+  const parsed = rejectDuplicateIds(calls);
   if (config.observers.onStage !== undefined) for (const call of parsed) emitStage(config.observers, call.callId, 'parse', tenant);
   return parsed;
 }
