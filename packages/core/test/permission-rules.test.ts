@@ -70,6 +70,20 @@ describe('path rules', () => {
     expect(allowNotes.decide('write_file', { path: ['notes/a', 'notes/b'] }, undefined).decision).toBe('allow');
   });
 
+  it('a dotted path also names a key that holds the dot itself: an argument named "file.path" cannot slip past a rule on it', () => {
+    const deny = createPolicy({ default: 'allow', rules: [{ tool: 'read', when: { 'file.path': '/etc/**' }, decision: 'deny' }] });
+    const decide = (args: unknown) => deny.decide('read', args as never, undefined).decision;
+    expect(decide({ 'file.path': '/etc/shadow' })).toBe('deny');
+    expect(decide({ file: { path: '/etc/shadow' } })).toBe('deny');
+    expect(decide({ outer: { 'file.path': '/etc/shadow' } })).toBe('allow'); // another argument's key: not what the rule names
+    expect(decide({ 'file.path': '/tmp/a' })).toBe('allow');
+    const nested = createPolicy({ default: 'allow', rules: [{ tool: 'read', when: { 'a.b.c': '/etc/**' }, decision: 'deny' }] });
+    expect(nested.decide('read', { a: { 'b.c': '/etc/shadow' } } as never, undefined).decision).toBe('deny');
+    const allow = createPolicy({ default: 'deny', rules: [{ tool: 'read', when: { 'file.path': '/srv/**' }, decision: 'allow' }] });
+    expect(allow.decide('read', { 'file.path': '/srv/a' } as never, undefined).decision).toBe('allow');
+    expect(allow.decide('read', { 'file.path': '/srv/a', file: { path: '/etc/x' } } as never, undefined).decision).toBe('deny');
+  });
+
   it('a dotted path looks through lists: wrapping the object in a list cannot hide its value from a deny', () => {
     const denyNested = createPolicy({ default: 'allow', rules: [{ tool: 'copy', when: { 'files.path': '/etc/**' }, decision: 'deny' }] });
     const files = (value: unknown) => denyNested.decide('copy', { files: value } as never, undefined).decision;

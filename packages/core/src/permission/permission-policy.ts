@@ -70,11 +70,17 @@ type Found =
 function valuesAt(args: JsonObject, dottedPath: string): Found {
   let reached: JsonValue[] = [args];
   let unjudgeable = false;
-  for (const [depth, key] of dottedPath.split('.').entries()) {
+  const segments = dottedPath.split('.');
+  // A key that itself holds a dot ("file.path") is what the rest of the path names too: a rule
+  // on "file.path" must not pass over an argument so named (a deny that denied nothing).
+  const literal: JsonValue[] = [];
+  for (const [depth, key] of segments.entries()) {
     const next: JsonValue[] = [];
+    const rest = depth < segments.length - 1 ? segments.slice(depth).join('.') : undefined;
     const visit = (value: JsonValue, inMap = false): void => {
       if (Array.isArray(value)) for (const entry of value) visit(entry, inMap);
       else if (value !== null && typeof value === 'object') {
+        if (rest !== undefined && Object.prototype.hasOwnProperty.call(value, rest)) literal.push((value as JsonObject)[rest] as JsonValue);
         if (Object.prototype.hasOwnProperty.call(value, key)) next.push((value as JsonObject)[key] as JsonValue);
         else if (depth > 0) {
           // A map's entries (or an object that holds the key further down): looked through.
@@ -94,6 +100,7 @@ function valuesAt(args: JsonObject, dottedPath: string): Found {
     for (const value of reached) visit(value);
     reached = next;
   }
+  for (const value of literal) reached.push(value);
   if (unjudgeable) return { kind: 'unjudgeable' };
   if (reached.length === 0) return { kind: 'absent' };
   const values: string[] = [];
