@@ -3,6 +3,7 @@
 import { AirlockError } from './errors/airlock-error.js';
 import { MAX_TIMER_MS } from './util/max-timer.js';
 import { plainOptions } from './util/plain-options.js';
+import { listCopy } from './permission/path-condition.js';
 import type { JsonObject } from './json/json-types.js';
 import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
 import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipeline/hooks.js';
@@ -87,12 +88,23 @@ function positive(path: string, value: unknown, integer: boolean): void {
 }
 
 function isPolicy(value: unknown): value is PermissionPolicy {
-  return typeof value === 'object' && value !== null && typeof (value as PermissionPolicy).decide === 'function';
+  try {
+    return typeof value === 'object' && value !== null && typeof (value as PermissionPolicy).decide === 'function';
+  } catch {
+    return false; // read again as a config, which says it could not be read
+  }
 }
 
 /** The engine's policy with the sources' rules joined in; see EngineOptions.sources. */
 function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readonly PolicyRule[]): PermissionPolicy {
-  if (!isPolicy(policy)) return createPolicy(sourceRules.length === 0 ? policy : { ...policy, rules: [...sourceRules, ...(policy.rules ?? [])] });
+  if (!isPolicy(policy)) {
+    if (sourceRules.length === 0) return createPolicy(policy);
+    // Read as createPolicy reads it (a getter, an inherited key), not with a spread (own enumerable keys only).
+    const config = plainOptions<PolicyConfig>(policy, ['default', 'rules'], 'policy', 'an object ({ default, rules? }) or a PermissionPolicy');
+    const own: unknown = config.rules;
+    if (own !== undefined && !Array.isArray(own)) return createPolicy(config as PolicyConfig);
+    return createPolicy({ default: config.default as PolicyConfig['default'], rules: [...sourceRules, ...listCopy((own ?? []) as unknown[])] as PolicyRule[] });
+  }
   if (sourceRules.length === 0) return policy;
   const fromSources = createPolicy({ default: 'allow', rules: sourceRules });
   return {

@@ -48,6 +48,55 @@ describe('a policy is read by key', () => {
     expect(() => createPolicy(Object.assign(Object.create({ rule: rules }) as object, { default: 'allow' }) as never)).toThrow(refusal('policy.rule'));
   });
 
+  it('a when that is no plain object, or names no argument, is refused: an allow with no conditions would allow every call', () => {
+    class Conditions {
+      get path(): string {
+        return '/tmp/**';
+      }
+    }
+    const hidden = Object.defineProperty({}, 'path', { value: '/tmp/**', enumerable: false });
+    for (const when of [new Map([['path', '/tmp/**']]), new Conditions(), Object.create({ path: '/tmp/**' }), {}, { [Symbol('path')]: '/tmp/**' }]) {
+      expect(() => createPolicy({ default: 'deny', rules: [{ tool: 'read', when: when as never, decision: 'allow' }] })).toThrow(refusal('policy.rules[0].when'));
+    }
+    // A condition that is not enumerable is still a condition.
+    const policy = createPolicy({ default: 'deny', rules: [{ tool: 'read', when: hidden as never, decision: 'allow' }] });
+    expect(policy.decide('read', { path: '/etc/shadow' }, undefined).decision).toBe('deny');
+    expect(policy.decide('read', { path: '/tmp/a' }, undefined).decision).toBe('allow');
+  });
+
+  it('lists are read once, by index: a tenants or glob list that answers differently each time is judged by what was checked', () => {
+    let reads = 0;
+    const shifting = new Proxy(['acme'], { get: (target, key) => (key === 'length' ? ((reads += 1) === 1 ? 1 : 0) : Reflect.get(target, key)) });
+    const scoped = createPolicy({ default: 'allow', rules: [{ tool: 'drop', tenants: shifting as never, decision: 'deny' }] });
+    expect(scoped.decide('drop', {}, 'acme').decision).toBe('deny');
+    const tenants = Object.assign(['acme'], { [Symbol.iterator]: function* () {} });
+    expect(createPolicy({ default: 'allow', rules: [{ tool: 'drop', tenants, decision: 'deny' }] }).decide('drop', {}, 'acme').decision).toBe('deny');
+    let globReads = 0;
+    const globs = new Proxy(['/etc/**'], { get: (target, key) => (key === 'length' ? ((globReads += 1) === 1 ? 1 : 0) : Reflect.get(target, key)) });
+    const denied = createPolicy({ default: 'allow', rules: [{ tool: 'read', when: { path: globs as never }, decision: 'deny' }] });
+    expect(denied.decide('read', { path: '/etc/shadow' }, undefined).decision).toBe('deny');
+  });
+
+  it('a revoked proxy is INVALID_OPTION, and a policy with getters reads the same with sources as without', async () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    expect(() => createPolicy(proxy as never)).toThrow(refusal('policy', /could not be read/));
+    expect(() => createEngine(proxy as never)).toThrow(refusal('options', /could not be read/));
+    expect(() => createEngine({ policy: proxy as never })).toThrow(refusal('policy', /could not be read/));
+    await expect(engine([tool('t')]).run([], proxy as never)).rejects.toMatchObject({ code: 'INVALID_OPTION' });
+    class Config {
+      get default(): 'deny' {
+        return 'deny';
+      }
+    }
+    const source = { tools: () => [tool('t')], policyRules: () => [] };
+    const withSource = { tools: () => [tool('t'), tool('u')], policyRules: () => [{ tool: 'u', decision: 'allow' as const }] };
+    for (const sources of [[source], [withSource]]) {
+      const [result] = await createEngine({ sources, policy: new Config() as never }).run([call('t')]);
+      expect(result).toMatchObject({ isError: true, error: { code: 'PERMISSION_DENIED' } });
+    }
+  });
+
   it('a call without a tenant is matched as the tenant "default", the one the sandbox runs it as', async () => {
     expect(DEFAULT_TENANT).toBe('default');
     const subject = engine([tool('whoami')], { policy: { default: 'allow', rules: [{ tool: 'whoami', tenants: ['default'], decision: 'deny' }] } });

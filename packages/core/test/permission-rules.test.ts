@@ -79,6 +79,12 @@ describe('path rules', () => {
     expect(decide({ 'file.path': '/tmp/a' })).toBe('allow');
     const nested = createPolicy({ default: 'allow', rules: [{ tool: 'read', when: { 'a.b.c': '/etc/**' }, decision: 'deny' }] });
     expect(nested.decide('read', { a: { 'b.c': '/etc/shadow' } } as never, undefined).decision).toBe('deny');
+    // A key holding only part of the path, at any level, is followed too.
+    const deep = createPolicy({ default: 'allow', rules: [{ tool: 'read', when: { 'file.meta.path': '/etc/**' }, decision: 'deny' }] });
+    for (const args of [{ 'file.meta': { path: '/etc/shadow' } }, { 'file.meta': [{ path: '/etc/shadow' }] }, { file: { 'meta.path': '/etc/shadow' } }, { 'file.meta.path': '/etc/shadow' }]) {
+      expect(deep.decide('read', args as never, undefined).decision).toBe('deny');
+    }
+    expect(createPolicy({ default: 'allow', rules: [{ tool: 'read', when: { 'a.b.c.d': '/etc/**' }, decision: 'deny' }] }).decide('read', { 'a.b': { 'c.d': '/etc/x' } } as never, undefined).decision).toBe('deny');
     const allow = createPolicy({ default: 'deny', rules: [{ tool: 'read', when: { 'file.path': '/srv/**' }, decision: 'allow' }] });
     expect(allow.decide('read', { 'file.path': '/srv/a' } as never, undefined).decision).toBe('allow');
     expect(allow.decide('read', { 'file.path': '/srv/a', file: { path: '/etc/x' } } as never, undefined).decision).toBe('deny');

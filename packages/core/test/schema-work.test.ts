@@ -4,7 +4,8 @@
 // so load on the machine cannot turn them red, while switching a protection off does.
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { describe, expect, it } from 'vitest';
-import { compileValidator, type JsonSchema, type JsonValue, type ToolFailure, type ToolResult } from '../src/index.js';
+import { z } from 'zod';
+import { compileValidator, defineTool, type JsonSchema, type JsonValue, type ToolFailure, type ToolResult } from '../src/index.js';
 import { EVERY_ERROR_MAX_CHARS } from '../src/validation/compile-validator.js';
 import { useLinearFormats } from '../src/validation/linear-formats.js';
 import { cachedProgram } from '../src/validation/linear-regexp.js';
@@ -199,6 +200,18 @@ describe('a turn of costly calls', () => {
     const results = await turn;
     expect(results.every((result) => !result.isError)).toBe(true);
     expect(ranBetween).toBe(true);
+  });
+
+  it('cancelled while it parses, the calls not yet read are not validated: each answers ABORTED_BEFORE_DISPATCH', async () => {
+    let validated = 0;
+    const parameters = z.object({ s: z.string().regex(/^[a-z]+$/).max(2_000_000).refine(() => (validated += 1) > 0) });
+    const cancel = new AbortController();
+    const text = 'abcdefghijklmnopqrstuvwxy'.repeat(40_000);
+    const turn = engine([defineTool({ name: 'heavy', description: 'Heavy.', parameters, execute: () => null })]).run(Array.from({ length: 4 }, (_, index) => call('heavy', { s: text }, `h${index}`)), { signal: cancel.signal });
+    setImmediate(() => cancel.abort());
+    const results = await turn;
+    expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(new Array(4).fill('ABORTED_BEFORE_DISPATCH'));
+    expect(validated).toBeLessThan(4);
   });
 });
 

@@ -29,10 +29,18 @@ export interface CompiledCondition {
 
 function globsOf(condition: unknown): readonly unknown[] {
   if (typeof condition === 'string') return [condition];
-  if (Array.isArray(condition)) return condition;
+  if (Array.isArray(condition)) return listCopy(condition);
   if (typeof condition !== 'object' || condition === null) return [];
   const matches = (condition as { matches?: unknown }).matches;
-  return typeof matches === 'string' ? [matches] : Array.isArray(matches) ? matches : [];
+  return typeof matches === 'string' ? [matches] : Array.isArray(matches) ? listCopy(matches) : [];
+}
+
+/** A list read once, by index: what is checked is what is used (a Proxy's length may answer differently each time). */
+export function listCopy(list: readonly unknown[]): unknown[] {
+  const copy: unknown[] = [];
+  const length = list.length;
+  for (let index = 0; index < length; index += 1) copy.push(list[index]);
+  return copy;
 }
 
 function invalid(path: string, message: string): AirlockError {

@@ -5,7 +5,7 @@ import picomatch from 'picomatch';
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import { plainOptions } from '../util/plain-options.js';
-import { compileCondition, type ArgumentCondition, type CompiledCondition } from './path-condition.js';
+import { compileCondition, listCopy, type ArgumentCondition, type CompiledCondition } from './path-condition.js';
 
 export type Decision = 'allow' | 'deny' | 'ask';
 
@@ -68,39 +68,44 @@ type Found =
   | { readonly kind: 'unjudgeable' };
 
 function valuesAt(args: JsonObject, dottedPath: string): Found {
-  let reached: JsonValue[] = [args];
-  let unjudgeable = false;
   const segments = dottedPath.split('.');
-  // A key that itself holds a dot ("file.path") is what the rest of the path names too: a rule
-  // on "file.path" must not pass over an argument so named (a deny that denied nothing).
-  const literal: JsonValue[] = [];
-  for (const [depth, key] of segments.entries()) {
-    const next: JsonValue[] = [];
-    const rest = depth < segments.length - 1 ? segments.slice(depth).join('.') : undefined;
-    const visit = (value: JsonValue, inMap = false): void => {
-      if (Array.isArray(value)) for (const entry of value) visit(entry, inMap);
-      else if (value !== null && typeof value === 'object') {
-        if (rest !== undefined && Object.prototype.hasOwnProperty.call(value, rest)) literal.push((value as JsonObject)[rest] as JsonValue);
-        if (Object.prototype.hasOwnProperty.call(value, key)) next.push((value as JsonObject)[key] as JsonValue);
-        else if (depth > 0) {
-          // A map's entries (or an object that holds the key further down): looked through.
-          for (const entry of Object.values(value)) visit(entry, true);
-        }
-      } else if (inMap) {
-        // A map's entry that is a string where { path } was expected (a schema taking "a path or
-        // { path }"): judged as the value itself, so it cannot hide from a deny; other scalars
-        // in a map are no paths, and are passed over.
-        if (typeof value === 'string') next.push(value);
-      } else if (value !== null) {
-        // A string (or number) where the path expects an object: a schema that takes "a path or
-        // { path }" gets the path itself here. It cannot be judged as the value the rule names.
-        unjudgeable = true;
+  const reached: JsonValue[] = [];
+  let unjudgeable = false;
+  // Where segments[from..] is looked for. A key may hold dots itself ("file.meta" or
+  // "file.meta.path" for the path file.meta.path): every such key on the way is followed too,
+  // so a tool that reads dotted keys as nested ones cannot have a value pass a rule unseen.
+  const walk = (value: JsonValue, from: number, inMap: boolean): void => {
+    if (Array.isArray(value)) {
+      for (const entry of value) walk(entry, from, inMap);
+      return;
+    }
+    if (value !== null && typeof value === 'object') {
+      let found = false;
+      let key = '';
+      for (let to = from; to < segments.length; to += 1) {
+        key = to === from ? segments[to]! : `${key}.${segments[to]!}`;
+        if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+        found = true;
+        const child = (value as JsonObject)[key] as JsonValue;
+        if (to === segments.length - 1) reached.push(child);
+        else walk(child, to + 1, false);
       }
-    };
-    for (const value of reached) visit(value);
-    reached = next;
-  }
-  for (const value of literal) reached.push(value);
+      // A map's entries (or an object that holds the key further down): looked through, below the top level.
+      if (!found && from > 0) for (const entry of Object.values(value)) walk(entry, from, true);
+      return;
+    }
+    if (inMap) {
+      // A map's entry that is a string where { path } was expected (a schema taking "a path or
+      // { path }"): judged as the value itself, so it cannot hide from a deny; other scalars
+      // in a map are no paths, and are passed over.
+      if (typeof value === 'string') reached.push(value);
+    } else if (value !== null) {
+      // A string (or number) where the path expects an object: a schema that takes "a path or
+      // { path }" gets the path itself here. It cannot be judged as the value the rule names.
+      unjudgeable = true;
+    }
+  };
+  walk(args, 0, false);
   if (unjudgeable) return { kind: 'unjudgeable' };
   if (reached.length === 0) return { kind: 'absent' };
   const values: string[] = [];
@@ -121,26 +126,47 @@ interface CompiledRule {
 
 const RULE_KEYS = ['tool', 'when', 'tenants', 'decision', 'reason'] as const;
 
+/**
+ * A rule's `when`, read once: a plain object (or one without a prototype) whose own string keys,
+ * enumerable or not, are the argument paths. Anything else is refused: a Map, a class instance
+ * or an object whose conditions it inherits would otherwise give no conditions, and an allow
+ * with none allows every call. So is a `when` that names no argument.
+ */
+function conditionsOf(when: unknown, path: string): [string, ArgumentCondition][] {
+  const refused = (why: string): AirlockError => new AirlockError('INVALID_OPTION', `${path} ${why}`, { path });
+  let entries: [string, ArgumentCondition][];
+  try {
+    if (typeof when !== 'object' || when === null || Array.isArray(when)) throw refused('must be an object of argument conditions');
+    const prototype: unknown = Reflect.getPrototypeOf(when);
+    if (prototype !== Object.prototype && prototype !== null) throw refused('must be a plain object of argument conditions (not a Map, a class instance or an object that inherits them)');
+    const keys = Reflect.ownKeys(when);
+    if (keys.some((key) => typeof key !== 'string')) throw refused('must have argument paths as its keys, not symbols');
+    entries = (keys as string[]).map((key) => [key, (when as Record<string, ArgumentCondition>)[key]!]);
+  } catch (error) {
+    if (AirlockError.isInstance(error)) throw error;
+    throw new AirlockError('INVALID_OPTION', `${path} could not be read (a getter or proxy trap threw)`, { path }, { cause: error });
+  }
+  if (entries.length === 0) throw refused('names no argument: leave it out for a rule on every call');
+  return entries;
+}
+
 function compileRule(given: unknown, index: number): CompiledRule {
   const path = `policy.rules[${index}]`;
   const rule = plainOptions<PolicyRule>(given, RULE_KEYS, path) as PolicyRule;
   if (typeof rule.decision !== 'string' || !DECISIONS.has(rule.decision)) {
     throw new AirlockError('INVALID_OPTION', `${path}.decision must be "allow", "deny" or "ask"`, { path: `${path}.decision` });
   }
-  const globs: unknown[] = typeof rule.tool === 'string' ? [rule.tool] : Array.isArray(rule.tool) ? [...(rule.tool as unknown[])] : [];
+  const globs: unknown[] = typeof rule.tool === 'string' ? [rule.tool] : Array.isArray(rule.tool) ? listCopy(rule.tool as unknown[]) : [];
   if (globs.length === 0 || globs.some((glob) => typeof glob !== 'string' || glob === '')) {
     throw new AirlockError('INVALID_OPTION', `${path}.tool must be a non-empty name or glob, or a list of them`, { path: `${path}.tool` });
   }
   // A string would be read letter by letter, and an empty list would make a rule for nobody.
-  const tenants: unknown = rule.tenants;
+  const tenants = Array.isArray(rule.tenants) ? listCopy(rule.tenants as unknown[]) : rule.tenants;
   if (tenants !== undefined && (!Array.isArray(tenants) || tenants.length === 0 || tenants.some((tenant) => typeof tenant !== 'string' || tenant === ''))) {
     throw new AirlockError('INVALID_OPTION', `${path}.tenants must be a non-empty list of tenant names`, { path: `${path}.tenants` });
   }
   if (rule.reason !== undefined && typeof rule.reason !== 'string') throw new AirlockError('INVALID_OPTION', `${path}.reason must be a string`, { path: `${path}.reason` });
-  if (rule.when !== undefined && (typeof rule.when !== 'object' || rule.when === null || Array.isArray(rule.when))) {
-    throw new AirlockError('INVALID_OPTION', `${path}.when must be an object of argument conditions`, { path: `${path}.when` });
-  }
-  const conditions = Object.entries(rule.when ?? {}).map(([argument, condition]) => compileCondition(argument, condition, `${path}.when.${argument}`));
+  const conditions = rule.when === undefined ? [] : conditionsOf(rule.when, `${path}.when`).map(([argument, condition]) => compileCondition(argument, condition, `${path}.when.${argument}`));
   const frozen: PolicyRule = { ...rule, tool: globs as string[], ...(tenants === undefined ? {} : { tenants: [...(tenants as string[])] }) };
   return { rule: frozen, matchesTool: toolNameMatcher(globs as string[]), conditions };
 }

@@ -13,7 +13,7 @@ import type { PipelineLimits } from './pipeline-limits.js';
  * `standIn` names a call that has no id of its own (never one another call of the turn uses);
  * `listable` says which tools an unknown-tool answer may name (none the tenant is denied outright).
  */
-export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true): ParsedCall {
+export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true, cancelled = false): ParsedCall {
   const id = request.id;
   const name = String(request.name);
   // The model's text, echoed in messages only this long: a name of megabytes would fill its context.
@@ -24,6 +24,8 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   if (typeof request.name !== 'string') return failed(index, callId, name, undefined, 'INVALID_ARGS', 'the call names no tool (a tool call\'s name is a string)');
   const tool = registry.get(name);
   if (tool === undefined) return failed(index, callId, name, tool, 'UNKNOWN_TOOL', unknownToolMessage(registry, shown, listable));
+  // Cancelled before its arguments were read: they are not (validating them is the costly part).
+  if (cancelled) return failed(index, callId, name, tool, 'ABORTED_BEFORE_DISPATCH', `${name}: cancelled before it started`);
   const parsed = parseJsonArguments(request.arguments, limits);
   if (!parsed.ok) return failed(index, callId, name, tool, 'INVALID_ARGS', `${name}: ${parsed.message}`);
   const value = parsed.value;

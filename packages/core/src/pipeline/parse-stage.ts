@@ -16,7 +16,7 @@ import type { PipelineConfig } from './pipeline-config.js';
  */
 const YIELD_AFTER_MS = 10;
 
-export async function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined): Promise<ParsedCall[]> {
+export async function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined, signal: AbortSignal): Promise<ParsedCall[]> {
   const standIn = standInIds(requests);
   // Asked only when a call names no tool: which tools its answer may list.
   const listable = (name: string): boolean => !deniedOutright(config, name, tenant);
@@ -24,7 +24,7 @@ export async function parseStage(config: PipelineConfig, requests: readonly Tool
   let since = performance.now();
   // By index, not map: a sparse list's holes are calls answered like any other.
   for (let index = 0; index < requests.length; index += 1) {
-    calls.push(safeParse(config, requests[index] as ToolCallRequest, index, standIn, listable));
+    calls.push(safeParse(config, requests[index] as ToolCallRequest, index, standIn, listable, signal.aborted));
     if (index + 1 < requests.length && performance.now() - since > YIELD_AFTER_MS) {
       await new Promise((resolve) => setImmediate(resolve));
       since = performance.now();
@@ -73,9 +73,9 @@ function deniedOutright(config: PipelineConfig, name: string, tenant: string | u
 }
 
 /** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
-function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string, listable: (name: string) => boolean): ParsedCall {
+function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string, listable: (name: string) => boolean, cancelled: boolean): ParsedCall {
   try {
-    return parseCall(config.registry, request, index, config.limits, standIn, listable);
+    return parseCall(config.registry, request, index, config.limits, standIn, listable, cancelled);
   } catch {
     let callId: string | undefined;
     try {

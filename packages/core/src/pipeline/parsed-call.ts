@@ -8,6 +8,6 @@ export interface ParsedCall {
   readonly name: string;
   readonly tool: RegisteredTool | undefined;
   readonly args: JsonObject | undefined;
-  /** TOOL_ERROR: a zod-authored tool's own parse failed on arguments its JSON Schema accepted (validation/zod-arguments.ts). */
-  readonly failure: { readonly code: 'INVALID_ARGS' | 'UNKNOWN_TOOL' | 'TOOL_ERROR'; readonly message: string } | undefined;
+  /** ABORTED_BEFORE_DISPATCH: the turn was cancelled before its arguments were read. TOOL_ERROR: a zod-authored tool's own parse failed on arguments its JSON Schema accepted (validation/zod-arguments.ts). */
+  readonly failure: { readonly code: 'INVALID_ARGS' | 'UNKNOWN_TOOL' | 'TOOL_ERROR' | 'ABORTED_BEFORE_DISPATCH'; readonly message: string } | undefined;
 }

@@ -34,7 +34,7 @@ export interface SchedulerConfig extends PipelineConfig {
 export async function runTurn(config: SchedulerConfig, requests: readonly ToolCallRequest[], options: TurnOptions = {}): Promise<ToolResult[]> {
   const signal = options.signal ?? NEVER_ABORTED;
   const tenant = options.tenant;
-  const parsed = await parseStage(config, requests, tenant);
+  const parsed = await parseStage(config, requests, tenant, signal);
   const results: (ToolResult | undefined)[] = new Array<ToolResult | undefined>(parsed.length);
   let committed = 0;
 

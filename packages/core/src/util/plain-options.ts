@@ -22,9 +22,10 @@ function keysOf(value: object): string[] {
  * AirlockError INVALID_OPTION naming `path`.
  */
 export function plainOptions<T extends object>(value: unknown, known: readonly (keyof T & string)[], path: string, shape = 'an object'): Partial<T> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AirlockError('INVALID_OPTION', `${path} must be ${shape}`, { path });
   const copy: Record<string, unknown> = {};
   try {
+    // Inside the try: Array.isArray throws on a revoked Proxy.
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AirlockError('INVALID_OPTION', `${path} must be ${shape}`, { path });
     for (const key of keysOf(value)) {
       if (!(known as readonly string[]).includes(key)) {
         throw new AirlockError('INVALID_OPTION', `${path}.${key} is not an option${didYouMean(key, known, (name) => `${path}.${name}`)}; known: ${known.join(', ')}`, { path: `${path}.${key}` });
