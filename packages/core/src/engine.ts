@@ -2,8 +2,7 @@
 // checked by path, with the scheduler and provider formats behind two calls.
 import { AirlockError } from './errors/airlock-error.js';
 import { MAX_TIMER_MS } from './util/max-timer.js';
-import { plainOptions } from './util/plain-options.js';
-import { listCopy } from './permission/path-condition.js';
+import { listCopy, plainOptions } from './util/plain-options.js';
 import type { JsonObject } from './json/json-types.js';
 import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
 import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipeline/hooks.js';
@@ -119,25 +118,25 @@ function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readon
 
 const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
 
-/**
- * The engine: one registry, one policy, one pipeline. Every call walks parse, permission
- * gate, guards, execute, post-process, and comes back as exactly one result. Throws
- * AirlockError INVALID_OPTION naming the option's path when an option is wrong.
- */
 const ENGINE_OPTIONS = ['sources', 'tools', 'registry', 'policy', 'approver', 'guards', 'executeWrappers', 'observers', 'limits', 'maxParallel', 'preSchedule'] as const;
 const OBSERVERS = ['onResult', 'onStage', 'onLateSettlement', 'onError'] as const;
 
-/** A list of functions (guards, wrappers), copied. */
+/** A list of functions (guards, wrappers), read once. */
 function functions<T>(value: unknown, path: string): T[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw new AirlockError('INVALID_OPTION', `${path} must be a list of functions`, { path });
-  const list = [...(value as unknown[])];
+  const list = listCopy(value as unknown[]);
   list.forEach((entry, index) => {
     if (typeof entry !== 'function') throw new AirlockError('INVALID_OPTION', `${path}[${index}] must be a function`, { path: `${path}[${index}]` });
   });
   return list as T[];
 }
 
+/**
+ * The engine: one registry, one policy, one pipeline. Every call walks parse, permission
+ * gate, guards, execute, post-process, and comes back as exactly one result. Throws
+ * AirlockError INVALID_OPTION naming the option's path when an option is wrong.
+ */
 export function createEngine(given: EngineOptions): Engine {
   const options = plainOptions<EngineOptions>(given, ENGINE_OPTIONS, 'options') as EngineOptions;
   if (options.policy === undefined) throw new AirlockError('INVALID_OPTION', 'options.policy is required (e.g. { default: "allow" })', { path: 'options.policy' });
@@ -245,8 +244,10 @@ export function createEngine(given: EngineOptions): Engine {
   };
 }
 
-/** A turn's options as a caller may get them wrong: said as INVALID_OPTION, not met deep inside as a TypeError. */
-/** The turn's options read once (what the turn then uses), or the AirlockError saying what is wrong. */
+/**
+ * The turn's options read once (what the turn then uses), or the AirlockError saying what is
+ * wrong: a caller's mistake said as INVALID_OPTION, not met deep inside as a TypeError.
+ */
 function readTurnOptions(turn: unknown): TurnOptions | AirlockError | undefined {
   if (turn === undefined) return undefined;
   let read: Partial<TurnOptions>;

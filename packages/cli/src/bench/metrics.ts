@@ -94,11 +94,16 @@ function worst(values: readonly number[], direction: Direction): number {
   return direction === 'smaller' ? Math.max(...values) : Math.min(...values);
 }
 
+/** The two ends of a "best..worst" range of positive numbers; undefined when it is no such range. */
+export function rangeEnds(range: unknown): [number, number] | undefined {
+  const ends = typeof range === 'string' ? range.split('..').map((end) => (end.trim() === '' ? NaN : Number(end))) : [];
+  return ends.length === 2 && ends.every((end) => Number.isFinite(end) && end > 0) ? (ends as [number, number]) : undefined;
+}
+
 /** The worse end of a "best..worst" range; undefined when absent or not ours. */
 function worstOfRange(range: string | undefined, direction: Direction): number | undefined {
-  const ends = typeof range === 'string' ? range.split('..').map(Number) : [];
-  if (ends.length !== 2) return undefined;
-  return ends.every((end) => Number.isFinite(end) && end > 0) ? worst(ends, direction) : undefined;
+  const ends = rangeEnds(range);
+  return ends === undefined ? undefined : worst(ends, direction);
 }
 
 function round(value: number): number {

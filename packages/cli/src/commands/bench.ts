@@ -3,7 +3,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { comparable, regressions, uncompared, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
+import { comparable, rangeEnds, regressions, uncompared, toEntries, type BenchmarkEntry, type Metric } from '../bench/metrics.js';
 import { ROUNDS } from '../bench/measure.js';
 import { runSuite } from '../bench/suite.js';
 import { parseArgs } from 'node:util';
@@ -178,13 +178,12 @@ async function readBaseline(path: string): Promise<BenchmarkEntry[]> {
     if (!METRIC_NAME.test(entry.name)) throw new UsageError(`${at}: "name" is no metric name (letters, digits and . _ - only)`);
     // Zero is kept (a count that was 0 gates nothing: it is listed as not compared).
     if (!(Number.isFinite(entry.value) && entry.value >= 0)) throw new UsageError(`${at} (${entry.name}): "value" must be a number, 0 or more`);
-    if (entry.range !== undefined && !(typeof entry.range === 'string' && RANGE.test(entry.range))) throw new UsageError(`${at} (${entry.name}): "range" must be "best..worst", two positive numbers`);
+    if (entry.range !== undefined && rangeEnds(entry.range) === undefined) throw new UsageError(`${at} (${entry.name}): "range" must be "best..worst", two positive numbers`);
   });
   return parsed as BenchmarkEntry[];
 }
 
 const METRIC_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
-const RANGE = /^(?:\d+(?:\.\d+)?|\.\d+)(?:e[+-]?\d+)?\.\.(?:\d+(?:\.\d+)?|\.\d+)(?:e[+-]?\d+)?$/;
 
 function table(metrics: readonly Metric[], style: ReturnType<typeof stylist>): string {
   const width = Math.max(...metrics.map((metric) => metric.name.length));

@@ -7,6 +7,7 @@ import { RE2JS } from 're2js';
 import { posix } from 'node:path';
 import { AirlockError } from '../errors/airlock-error.js';
 import { findControlCharacter } from '../util/visible-text.js';
+import { listCopy } from '../util/plain-options.js';
 
 /** Globs on an argument's value: the short form, or `{ matches, root }` to resolve relative paths. */
 export type ArgumentCondition =
@@ -35,13 +36,6 @@ function globsOf(condition: unknown): readonly unknown[] {
   return typeof matches === 'string' ? [matches] : Array.isArray(matches) ? listCopy(matches) : [];
 }
 
-/** A list read once, by index: what is checked is what is used (a Proxy's length may answer differently each time). */
-export function listCopy(list: readonly unknown[]): unknown[] {
-  const copy: unknown[] = [];
-  const length = list.length;
-  for (let index = 0; index < length; index += 1) copy.push(list[index]);
-  return copy;
-}
 
 function invalid(path: string, message: string): AirlockError {
   return new AirlockError('INVALID_OPTION', `${path} ${message}`, { path });

@@ -4,8 +4,8 @@
 import picomatch from 'picomatch';
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
-import { plainOptions } from '../util/plain-options.js';
-import { compileCondition, listCopy, type ArgumentCondition, type CompiledCondition } from './path-condition.js';
+import { listCopy, plainOptions } from '../util/plain-options.js';
+import { compileCondition, type ArgumentCondition, type CompiledCondition } from './path-condition.js';
 
 export type Decision = 'allow' | 'deny' | 'ask';
 

@@ -41,3 +41,11 @@ export function plainOptions<T extends object>(value: unknown, known: readonly (
   }
   return copy as Partial<T>;
 }
+
+/** A list read once, by index: what is checked is what is used (a Proxy's length may answer differently each time). */
+export function listCopy(list: readonly unknown[]): unknown[] {
+  const copy: unknown[] = [];
+  const length = list.length;
+  for (let index = 0; index < length; index += 1) copy.push(list[index]);
+  return copy;
+}

@@ -64,15 +64,15 @@ export function readSandboxOptions<T extends object>(options: T): T {
   try {
     // Every known option read as the object answers it (own or inherited, a getter), once; the
     // unknown ones on it or its prototypes are refused by the check below, as own ones are.
-    const read: Record<string, unknown> = {};
+    const keys = new Set(Object.keys(optionsSchema.shape));
     for (let at: object | null = options; at !== null && at !== Object.prototype; at = Reflect.getPrototypeOf(at)) {
-      for (const key of Reflect.ownKeys(at)) if (typeof key === 'string' && !(at !== options && key === 'constructor')) read[key] = undefined;
+      for (const key of Reflect.ownKeys(at)) if (typeof key === 'string' && !(at !== options && key === 'constructor')) keys.add(key);
     }
-    for (const key of new Set([...Object.keys(read), ...Object.keys(optionsSchema.shape)])) {
+    const read: Record<string, unknown> = {};
+    for (const key of keys) {
       const value: unknown = (options as Record<string, unknown>)[key];
-      if (value !== undefined || Object.hasOwn(read, key)) read[key] = value;
+      if (value !== undefined) read[key] = value;
     }
-    for (const key of Object.keys(read)) if (read[key] === undefined) delete read[key];
     copy = read as T;
     checkSandboxOptions(copy);
   } catch (error) {
