@@ -10,6 +10,8 @@ import { DEFAULT_LIMITS, type PipelineLimits } from './pipeline/pipeline-limits.
 import { presentCall, presentResult } from './present/generic-cards.js';
 import type { ProviderId, ToolCallRequest } from './providers/provider-format.js';
 import { mcpCallToolResult, mcpToolsWithOutput } from './providers/mcp.js';
+import { sharedOutputSchema } from './tool/shared-output.js';
+import { containRejection } from './util/contain-rejection.js';
 import { PROVIDERS, type ProviderTool, type ProviderToolMessage } from './providers/providers.js';
 import { ToolRegistry } from './registry/tool-registry.js';
 import type { ToolResult } from './result/tool-result.js';
@@ -109,14 +111,25 @@ function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readon
   return {
     decide(toolName, args, tenant) {
       const own = policy.decide(toolName, args, tenant);
+      containRejection(own); // the gate reads an async policy's promise as no decision: a denial
       const sourced = fromSources.decide(toolName, args, tenant);
       return STRICTNESS[sourced.decision] > STRICTNESS[own.decision] ? sourced : own;
     },
-    deniesOutright: (toolName, tenant) => policy.deniesOutright?.(toolName, tenant) === true || fromSources.deniesOutright?.(toolName, tenant) === true,
+    deniesOutright: (toolName, tenant) => deniedOutright(policy, toolName, tenant) || fromSources.deniesOutright?.(toolName, tenant) === true,
   };
 }
 
 const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
+
+/** Limits that are timers: not integers only, and at most what setTimeout can wait. */
+const TIMEOUT_LIMITS: readonly (keyof PipelineLimits)[] = ['approvalTimeoutMs', 'guardTimeoutMs', 'preScheduleTimeoutMs'];
+
+/** Only the literal `true` hides a tool; an async custom policy's promise hides nothing, and its rejection is handled. */
+function deniedOutright(policy: PermissionPolicy, toolName: string, tenant: string | undefined): boolean {
+  const denied: unknown = policy.deniesOutright?.(toolName, tenant);
+  containRejection(denied);
+  return denied === true;
+}
 
 const ENGINE_OPTIONS = ['sources', 'tools', 'registry', 'policy', 'approver', 'guards', 'executeWrappers', 'observers', 'limits', 'maxParallel', 'preSchedule'] as const;
 const OBSERVERS = ['onResult', 'onStage', 'onLateSettlement', 'onError'] as const;
@@ -153,8 +166,8 @@ export function createEngine(given: EngineOptions): Engine {
   if (options.tools !== undefined && typeof (options.tools as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== 'function') {
     throw new AirlockError('INVALID_OPTION', 'options.tools must be a list of tools (from defineTool)', { path: 'options.tools' });
   }
-  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], key !== 'approvalTimeoutMs' && key !== 'guardTimeoutMs');
-  for (const key of ['approvalTimeoutMs', 'guardTimeoutMs'] as const) {
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof PipelineLimits)[]) positive(`options.limits.${key}`, limits[key], !TIMEOUT_LIMITS.includes(key));
+  for (const key of TIMEOUT_LIMITS) {
     if (limits[key] > MAX_TIMER_MS) throw new AirlockError('INVALID_OPTION', `options.limits.${key} must be at most ${MAX_TIMER_MS} (about 24.8 days: a longer timer fires at once)`, { path: `options.limits.${key}` });
   }
   if (options.approver !== undefined && typeof options.approver !== 'function') throw new AirlockError('INVALID_OPTION', 'options.approver must be a function', { path: 'options.approver' });
@@ -204,7 +217,7 @@ export function createEngine(given: EngineOptions): Engine {
     }
     return runTurn(config, list, turnOptions);
   };
-  const deniesOutright = (toolName: string, tenant: string | undefined): boolean => policy.deniesOutright?.(toolName, tenant) === true;
+  const deniesOutright = (toolName: string, tenant: string | undefined): boolean => deniedOutright(policy, toolName, tenant);
   const formatOf = <P extends ProviderId>(provider: P): (typeof PROVIDERS)[P] => {
     if (typeof provider !== 'string' || !Object.hasOwn(PROVIDERS, provider)) throw new AirlockError('INVALID_OPTION', `unknown provider ${JSON.stringify(String(provider))} (one of ${Object.keys(PROVIDERS).join(', ')})`, { path: 'provider' });
     return PROVIDERS[provider];
@@ -220,7 +233,7 @@ export function createEngine(given: EngineOptions): Engine {
       if (listed?.tenant !== undefined && typeof listed.tenant !== 'string') throw new AirlockError('INVALID_OPTION', 'options.tenant must be a string', { path: 'options.tenant' });
       const schemas = listed === undefined ? registry.schemas() : registry.schemas().filter((schema) => !deniesOutright(schema.name, listed.tenant));
       return (format === undefined
-        ? mcpToolsWithOutput(schemas.map((schema) => ({ schema, output: registry.get(schema.name)?.definition.output })))
+        ? mcpToolsWithOutput(schemas.map((schema) => ({ schema, output: sharedOutputSchema(registry.get(schema.name)?.definition) })))
         : format.tools(schemas)) as ProviderTool<P>[];
     },
     run,
@@ -235,7 +248,7 @@ export function createEngine(given: EngineOptions): Engine {
       }
       const results = await run(calls, turn);
       // MCP's reply carries structuredContent for a tool whose tools/list entry (above) declares an outputSchema.
-      const messages = provider === 'mcp' ? results.map((result) => mcpCallToolResult(result, registry.get(result.name)?.definition.output)) : format.toolMessages(results);
+      const messages = provider === 'mcp' ? results.map((result) => mcpCallToolResult(result, sharedOutputSchema(registry.get(result.name)?.definition))) : format.toolMessages(results);
       return { results, messages: messages as ProviderToolMessage<P>[] };
     },
     presentCall: (name, args) => presentCall(registry.get(name), name, args),

@@ -37,6 +37,7 @@ export { gemini } from './providers/gemini.js';
 export type { GeminiFunctionDeclaration, GeminiFunctionResponseContent } from './providers/gemini.js';
 export { mcp, mcpCallToolResult, mcpToolsWithOutput } from './providers/mcp.js';
 export type { McpCallToolResult, McpTool } from './providers/mcp.js';
+export { sharedOutputSchema } from './tool/shared-output.js';
 export { PROVIDERS, PROVIDER_IDS } from './providers/providers.js';
 export type { ProviderTool, ProviderToolMessage } from './providers/providers.js';
 export type { ProviderFormat, ProviderId, ToolCallRequest } from './providers/provider-format.js';

@@ -202,6 +202,28 @@ describe('the code tool', () => {
     expect(cancelled.metadata).toMatchObject({ calls: [{ name: 'deaf', isError: true, code: 'TIMEOUT' }] });
   }, 10_000);
 
+  it('a program gets what the model would read: a projected tool\'s content, not its raw value, and a failure\'s model-facing message', async () => {
+    const inner = engine([
+      tool('lookup', { execute: () => ({ name: 'Ann', ssn: '123-45-6789' }), projectContent: (_args, value) => `name: ${(value as { name: string }).name}` }),
+      tool('finalized', { execute: () => ({ secret: 'k' }), finalizeContent: () => 'done' }),
+      tool('plain', { execute: () => ({ n: 1 }) }),
+      tool('report', { output: { type: 'object', required: ['audit_token'] }, execute: () => ({}) }),
+    ]);
+    const description = createCodeTool({ engine: inner, runner: runnerOf(async () => null) }).description;
+    expect(description).toMatch(/lookup\(args: \{[^}]*\}\): Promise<string>/);
+    expect(description).not.toContain('audit_token');
+    const result = await runProgram(inner, runnerOf(async (request) => {
+      const answers = [];
+      for (const name of ['lookup', 'finalized', 'plain', 'report']) answers.push(await request.callTool(name, {}));
+      return answers as unknown as JsonValue;
+    }));
+    const [lookup, finalized, plain, report] = ((result as ToolSuccess).value as { result: SubCallAnswer[] }).result;
+    expect(lookup).toEqual({ ok: true, value: 'name: Ann' });
+    expect(finalized).toEqual({ ok: true, value: 'done' });
+    expect(plain).toEqual({ ok: true, value: { n: 1 } });
+    expect(report).toEqual({ ok: false, code: 'INVALID_TOOL_OUTPUT', message: "report: the tool's result does not match what it declares" });
+  });
+
   it('sub-calls carry the program\'s tenant', async () => {
     const inner = engine([tool('who', { execute: (_args, exec) => exec.tenant ?? null })]);
     const result = await runProgram(inner, runnerOf(async (request) => ((await request.callTool('who', {})) as { value: JsonValue }).value), { tenant: 'acme' });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { PIPELINE_STAGES, ToolCallError, defineTool, type ToolFailure } from '../src/index.js';
+import { PIPELINE_STAGES, ToolCallError, createEngine, createPolicy, defineTool, type ToolFailure } from '../src/index.js';
 import { call, deferred, engine, tool } from './helpers.js';
 
 afterEach(() => {
@@ -90,6 +90,18 @@ describe('parse stage', () => {
     expect(failure(acme).error.message).toBe('no tool named "serch". Available tools: search.');
     const [other] = await e.run([call('serch')], { tenant: 'ops' });
     expect(failure(other).error.message).toBe('no tool named "serch". Available tools: search, admin_drop_database.');
+  });
+
+  it('a turn of unknown tools asks the policy about each tool at most once, and only until the answer\'s list is full', async () => {
+    const tools = Array.from({ length: 100 }, (_, index) => tool(`tool_${index}`));
+    const base = createPolicy({ default: 'allow', rules: [{ tool: 'tool_1*', decision: 'deny' }] });
+    let asked = 0;
+    const counting = { decide: base.decide, deniesOutright: (name: string, tenant: string | undefined) => ((asked += 1), base.deniesOutright!(name, tenant)) };
+    const results = await createEngine({ tools, policy: counting }).run(Array.from({ length: 200 }, (_, index) => call(`nope_${index}`)));
+    // tool_1 and tool_10..19 are denied: the 21 listed come from the first 32 tools.
+    const listed = ['tool_0', ...[2, 3, 4, 5, 6, 7, 8, 9].map((n) => `tool_${n}`), ...Array.from({ length: 11 }, (_, index) => `tool_${index + 20}`)];
+    expect(failure(results[199]).error.message).toBe(`no tool named "nope_199". Available tools: ${listed.join(', ')}, ….`);
+    expect(asked).toBeLessThanOrEqual(32);
   });
 
   it('oversized and over-deep arguments are INVALID_ARGS before parsing goes deep', async () => {
@@ -244,6 +256,21 @@ describe('guards', () => {
     expect(body).not.toHaveBeenCalled();
   });
 
+  it('a preSchedule hook that never settles holds a turn nobody cancels no longer than limits.preScheduleTimeoutMs, and is reported', async () => {
+    vi.useFakeTimers();
+    const errors: unknown[] = [];
+    let results;
+    try {
+      const turn = engine([tool('t')], { preSchedule: () => new Promise(() => undefined), limits: { preScheduleTimeoutMs: 400 }, observers: { onError: (error) => errors.push(error) } }).run([call('t'), call('t')]);
+      await vi.advanceTimersByTimeAsync(400);
+      results = await turn;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(results.map((result) => result.isError)).toEqual([false, false]);
+    expect(errors).toEqual([expect.objectContaining({ code: 'PRESCHEDULE_FAILED', message: 'a preSchedule hook did not finish within 400 ms; the turn runs without its preparation' })]);
+  });
+
   it('a preSchedule hook that never settles does not hold a cancelled turn: every call ABORTED_BEFORE_DISPATCH', async () => {
     const controller = new AbortController();
     let entered!: () => void;
@@ -389,6 +416,33 @@ describe('execute stage', () => {
     const [result] = await pending;
     expect(seen!.aborted).toBe(true);
     expect(failure(result).error.code).toBe('ABORTED');
+  });
+
+  it('a retrying wrapper whose body ran before the cancel reports ABORTED, never "cancelled before it started"', async () => {
+    const started = deferred();
+    const sideEffects: string[] = [];
+    const transfer = tool('transfer', {
+      execute: (_args, exec) => {
+        sideEffects.push('debited');
+        started.resolve();
+        return new Promise((_, reject) => exec.signal.addEventListener('abort', () => reject(new Error('interrupted'))));
+      },
+    });
+    // Tries again once on any failure: its second next() meets the cancelled call.
+    const retry = async (_exec: unknown, next: () => Promise<unknown>) => {
+      try {
+        return await next();
+      } catch {
+        return next();
+      }
+    };
+    const controller = new AbortController();
+    const pending = engine([transfer], { executeWrappers: [retry as never] }).run([call('transfer')], { signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const [result] = await pending;
+    expect(failure(result).error).toEqual({ code: 'ABORTED', message: 'transfer: cancelled while running' });
+    expect(sideEffects).toEqual(['debited']);
   });
 
   it('a wrapper\'s own signal ends the call when it aborts, even if the body never looks at it', async () => {
@@ -643,6 +697,21 @@ describe('post-process and result', () => {
     const throwing = tool('t', { finalizeContent: () => { throw new Error('bad transform'); } });
     const [result] = await engine([throwing]).run([call('t')]);
     expect(failure(result).error).toMatchObject({ code: 'TOOL_ERROR', message: expect.stringContaining('finalizeContent failed: bad transform') });
+  });
+
+  it('a finalizeContent that fails on a failure keeps that failure: a call that never ran is not "the tool threw"', async () => {
+    const body = vi.fn();
+    const transform = { finalizeContent: () => { throw new Error('bad transform'); }, execute: body };
+    const controller = new AbortController();
+    controller.abort();
+    const [denied] = await engine([tool('wipe', transform)], { policy: { default: 'deny' } }).run([call('wipe')]);
+    const [cancelled] = await engine([tool('wipe', transform)]).run([call('wipe')], { signal: controller.signal });
+    const [invalid] = await engine([tool('wipe', transform)]).run([call('wipe', '[1]')]);
+    expect(failure(denied!).error.code).toBe('PERMISSION_DENIED');
+    expect(denied!.content).toBe('Error [PERMISSION_DENIED]: wipe: denied (the policy default for "wipe" is deny)');
+    expect(failure(cancelled!).error).toEqual({ code: 'ABORTED_BEFORE_DISPATCH', message: 'wipe: cancelled before it started' });
+    expect(failure(invalid!).error.code).toBe('INVALID_ARGS');
+    expect(body).not.toHaveBeenCalled();
   });
 
   it('finalizeContent\'s content is held to the tool\'s output limit, as projectContent\'s is: a success becomes OUTPUT_TOO_LARGE, a failure keeps its code', async () => {

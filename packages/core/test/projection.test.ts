@@ -67,8 +67,9 @@ describe('projection carries exactly the model-facing fields', () => {
     for (const field of HOST_ONLY_FIELDS) expect(walk(tool)).not.toContain(field);
   });
 
-  it('the engine\'s MCP list carries outputSchema for a tool that declares an object output', () => {
-    const engine = createEngine({ policy: { default: 'allow' }, tools: [full] });
+  it('the engine\'s MCP list carries outputSchema for a tool that declares an object output (and whose content is its value)', () => {
+    const { projectContent: _projected, finalizeContent: _finalized, ...valueAsContent } = full;
+    const engine = createEngine({ policy: { default: 'allow' }, tools: [defineTool(valueAsContent)] });
     const entry = engine.tools('mcp')[0]!;
     expect(entry.outputSchema).toEqual(full.output);
     expect(JSON.stringify(entry)).not.toContain('4242');
@@ -199,6 +200,22 @@ describe('provider calls and results round-trip', () => {
     expect(mcpCallToolResult(ok, undefined)).not.toHaveProperty('structuredContent');
     expect(mcpCallToolResult(ok, { type: 'string' })).not.toHaveProperty('structuredContent');
     expect(mcpCallToolResult(bad, { type: 'object' })).not.toHaveProperty('structuredContent');
+  });
+
+  it('mcp: a tool whose content is not its value (projectContent, finalizeContent) shares neither outputSchema nor structuredContent', async () => {
+    const output = { type: 'object', properties: { name: { type: 'string' }, ssn: { type: 'string' } } } as const;
+    const execute = () => ({ name: 'Ann', ssn: '123-45-6789' });
+    const projected = defineTool({ name: 'projected', description: 'd', parameters: { type: 'object' }, output, execute, projectContent: (_args, value) => `name: ${(value as { name: string }).name}` });
+    const finalized = defineTool({ name: 'finalized', description: 'd', parameters: { type: 'object' }, output, execute, finalizeContent: () => 'done' });
+    const plain = defineTool({ name: 'plain', description: 'd', parameters: { type: 'object' }, output, execute });
+    const engine = createEngine({ tools: [projected, finalized, plain], policy: { default: 'allow' } });
+    expect(engine.tools('mcp').map((tool) => [tool.name, 'outputSchema' in tool])).toEqual([['projected', false], ['finalized', false], ['plain', true]]);
+    const replies = await Promise.all(['projected', 'finalized', 'plain'].map(async (name) => (await engine.runMessage('mcp', { name, arguments: {} })).messages[0]));
+    expect(replies).toEqual([
+      { content: [{ type: 'text', text: 'name: Ann' }], isError: false },
+      { content: [{ type: 'text', text: 'done' }], isError: false },
+      { content: [{ type: 'text', text: '{"name":"Ann","ssn":"123-45-6789"}' }], isError: false, structuredContent: { name: 'Ann', ssn: '123-45-6789' } },
+    ]);
   });
 
   it.each(PROVIDER_IDS.filter((id) => id !== 'responses'))('%s: a message of the wrong shape is a coded error', (provider) => {

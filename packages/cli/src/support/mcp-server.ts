@@ -3,7 +3,7 @@
 // never JSON-RPC errors; `ask` goes to the client through elicitation when it can answer.
 // What a call's plugin logged (its console and the log capability) reaches the client as
 // logging notifications on that call's own request, at or above the level it set.
-import { createEngine, failureContent, mcpCallToolResult, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
+import { createEngine, failureContent, mcpCallToolResult, sharedOutputSchema, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
 import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -197,7 +197,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
       options.log(`${logName(options.tenant)} ${logName(request.params.name)} → ${result!.isError ? result!.error.code : 'ok'} (${result!.durationMs.toFixed(1)} ms)`);
       // Before the result: on Streamable HTTP the call's stream closes with its response.
       for (const notification of callLogNotifications(result!, minimum)) await extra.sendNotification(notification);
-      return mcpCallToolResult(result!, engine.registry.get(result!.name)?.definition.output) as CallToolResult;
+      return mcpCallToolResult(result!, sharedOutputSchema(engine.registry.get(result!.name)?.definition)) as CallToolResult;
     } finally {
       options.calls?.end();
     }

@@ -5,11 +5,12 @@
 // runner's job (the sandbox runs it in a fresh isolate realm); core never imports it.
 import { AirlockError } from '../errors/airlock-error.js';
 import { ToolCallError } from '../errors/tool-call-error.js';
-import type { JsonObject, JsonValue } from '../json/json-types.js';
+import type { JsonObject, JsonSchema, JsonValue } from '../json/json-types.js';
 import type { Engine } from '../engine.js';
 import type { ResultMetadata } from '../result/tool-result.js';
 import { defineTool } from '../tool/define-tool.js';
-import type { AnyTool } from '../tool/tool-definition.js';
+import { valueIsShared } from '../tool/shared-output.js';
+import type { AnyTool, ToolDefinition } from '../tool/tool-definition.js';
 import { escapeControls, escapeControlsInJson } from '../util/visible-text.js';
 import { codeModeDeclarations, type DeclaredTool } from './code-mode-declarations.js';
 import { codeModeLimits, type CodeModeLimits } from './code-mode-limits.js';
@@ -83,7 +84,12 @@ const CONTENT_LOG_LINE_CHARS = 200;
 export function codeModeTools(engine: Engine, tenant: string | undefined, codeToolName = DEFAULT_CODE_TOOL_NAME): DeclaredTool[] {
   return engine.schemas()
     .filter((schema) => schema.name !== codeToolName && !engine.deniesOutright(schema.name, tenant))
-    .map((schema) => ({ name: schema.name, description: schema.description, parameters: schema.parameters, output: engine.registry.get(schema.name)?.definition.output }));
+    .map((schema) => ({ name: schema.name, description: schema.description, parameters: schema.parameters, output: declaredResult(engine.registry.get(schema.name)?.definition) }));
+}
+
+/** What a program's call resolves to (see SubCalls): the value as declared, or the content's text. */
+function declaredResult(definition: ToolDefinition | undefined): JsonSchema | undefined {
+  return valueIsShared(definition) ? definition!.output : { type: 'string' };
 }
 
 /** The names of codeModeTools, without copying any schema: what each program's `tools` holds. */
@@ -135,7 +141,7 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
       if (options.tenant !== undefined && exec.tenant !== options.tenant) throw new ToolCallError('TOOL_ERROR', escapeControls(`${name}: made for tenant ${JSON.stringify(options.tenant)}, called for ${exec.tenant === undefined ? 'no tenant' : `tenant ${JSON.stringify(exec.tenant)}`}; pass the same tenant to the engine's run`));
       // The program's wall-clock deadline bounds the whole call, its sub-calls' settling included.
       const deadline = performance.now() + limits.timeoutMs;
-      const subCalls = new SubCalls({ run: engine.run, tenant: exec.tenant, signal: exec.signal, limits, idPrefix: `${exec.callId}/${name}`, refused });
+      const subCalls = new SubCalls({ run: engine.run, tenant: exec.tenant, signal: exec.signal, limits, idPrefix: `${exec.callId}/${name}`, refused, sharesValue: (tool) => valueIsShared(engine.registry.get(tool)?.definition) });
       let metadata: ResultMetadata = {};
       let outcome: CodeRunOutcome;
       try {

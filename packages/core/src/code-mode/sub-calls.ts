@@ -5,7 +5,7 @@
 // each other, so an exclusive call never overlaps anything. The caps hold here, on the host.
 import type { JsonValue } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
-import type { ToolResult } from '../result/tool-result.js';
+import { failureContent, type ToolResult } from '../result/tool-result.js';
 import { linkAbortSignal, type LinkedAbort } from '../util/merge-abort-signals.js';
 import type { CodeModeLimits } from './code-mode-limits.js';
 
@@ -52,13 +52,15 @@ export class SubCalls {
   /** A call arrived since the batch's last check. */
   #arrived = false;
   #closed = false;
+  readonly #sharesValue: (name: string) => boolean;
 
   /**
    * `signal` is the program's call's: cancelling it cancels every sub-call. `refused` names
    * tools a program may never call (the code tool itself: no program starts another).
    */
-  constructor(options: { run: RunTurn; tenant: string | undefined; signal: AbortSignal; limits: CodeModeLimits; idPrefix: string; refused: ReadonlySet<string> }) {
+  constructor(options: { run: RunTurn; tenant: string | undefined; signal: AbortSignal; limits: CodeModeLimits; idPrefix: string; refused: ReadonlySet<string>; sharesValue: (name: string) => boolean }) {
     this.#run = options.run;
+    this.#sharesValue = options.sharesValue;
     this.#tenant = options.tenant;
     this.#limits = options.limits;
     this.#idPrefix = options.idPrefix;
@@ -185,9 +187,23 @@ export class SubCalls {
         return pending.resolve(refusal('TOOL_ERROR', `${pending.request.name}: the call got no result`));
       }
       this.#records.push(result.isError ? { name: result.name, isError: true, code: result.error.code, durationMs: result.durationMs } : { name: result.name, isError: false, durationMs: result.durationMs });
-      pending.resolve(result.isError ? { ok: false, code: result.error.code, message: result.error.message } : { ok: true, value: result.value });
+      pending.resolve(answerOf(result, this.#sharesValue(result.name)));
     });
   }
+}
+
+/**
+ * The program is the model's own code, and what it returns the model reads: it gets what the
+ * model would have read of a direct call. A failure's message is its content (never the
+ * host's message, which may name an output schema or a size limit); a tool whose content is not
+ * its value (projectContent, finalizeContent) answers with that content, not the raw value.
+ */
+function answerOf(result: ToolResult, sharesValue: boolean): SubCallAnswer {
+  if (result.isError) {
+    const prefix = failureContent(result.error.code, '');
+    return { ok: false, code: result.error.code, message: result.content.startsWith(prefix) ? result.content.slice(prefix.length) : result.content };
+  }
+  return { ok: true, value: sharesValue ? result.value : result.content };
 }
 
 function refusal(code: string, message: string): SubCallAnswer {

@@ -58,7 +58,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     try {
       return { ok: true, value: await invoke(0, NEVER_ABORTED), metadata };
     } catch (error) {
-      return thrownOutcome(call.name, error, metadata);
+      return thrownOutcome(call.name, error, metadata, bodyStarted);
     }
   }
 
@@ -109,7 +109,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
       if (!bodyStarted) return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
       return { ok: false, code: 'ABORTED', message: `${call.name}: cancelled while running`, metadata };
     }
-    return thrownOutcome(call.name, error, metadata);
+    return thrownOutcome(call.name, error, metadata, bodyStarted);
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', onCallerAbort);
@@ -140,8 +140,11 @@ function untilReplacementAborts<T>(work: Promise<T>, replacement: AbortSignal, c
   });
 }
 
-function thrownOutcome(name: string, error: unknown, metadata: ResultMetadata | undefined): ExecuteOutcome {
+function thrownOutcome(name: string, error: unknown, metadata: ResultMetadata | undefined, bodyStarted: boolean): ExecuteOutcome {
   const failure = thrownFailure(name, error);
+  // invoke refuses to start a body once the call is cancelled. A wrapper that calls next again
+  // after its body ran (a retry) gets that refusal, but the model must hear that something ran.
+  if (failure.code === 'ABORTED_BEFORE_DISPATCH' && bodyStarted) return { ok: false, code: 'ABORTED', message: `${name}: cancelled while running`, metadata };
   return { ok: false, code: failure.code, message: failure.message, metadata };
 }
 

@@ -1,7 +1,8 @@
 // Observers watch the pipeline and can never change or break a call: each runs in its own
-// try, and what one throws is reported to onError. onError's own failures are dropped:
+// try, and what one throws (or, written async, rejects) is reported to onError. onError's own failures are dropped:
 // there is nowhere left to report them.
 import { AirlockError } from '../errors/airlock-error.js';
+import { containRejection } from '../util/contain-rejection.js';
 import { messageOf } from '../util/sanitize-message.js';
 import type { ContainedErrorContext, PipelineObservers } from './hooks.js';
 import type { PipelineStage } from './stage-order.js';
@@ -10,7 +11,7 @@ export function emitStage(observers: PipelineObservers, callId: string, stage: P
   const onStage = observers.onStage;
   if (onStage === undefined) return;
   try {
-    onStage({ callId, stage });
+    containRejection(onStage({ callId, stage }), (error) => reportObserverFailure(observers, 'onStage', error, callId, tenant));
   } catch (error) {
     reportObserverFailure(observers, 'onStage', error, callId, tenant);
   }
@@ -20,7 +21,7 @@ export function emitStage(observers: PipelineObservers, callId: string, stage: P
 export function notifyObserver<E>(observers: PipelineObservers, name: 'onResult' | 'onLateSettlement', observer: ((event: E) => void) | undefined, event: E, callId: string, tenant: string | undefined): void {
   if (observer === undefined) return;
   try {
-    observer(event);
+    containRejection(observer(event), (error) => reportObserverFailure(observers, name, error, callId, tenant));
   } catch (error) {
     reportObserverFailure(observers, name, error, callId, tenant);
   }
@@ -38,7 +39,7 @@ export function reportError(observers: PipelineObservers, code: 'PRESCHEDULE_FAI
   const onError = observers.onError;
   if (onError === undefined) return;
   try {
-    onError(new AirlockError(code, message, { ...context }, { cause }), context);
+    containRejection(onError(new AirlockError(code, message, { ...context }, { cause }), context));
   } catch {
     // See the file comment: an observer of failures that fails has no one left to tell.
   }

@@ -45,10 +45,18 @@ function failed(index: number, callId: string, name: string, tool: RegisteredToo
   return { index, callId, name, tool, args: undefined, failure: { code, message } };
 }
 
+/** Tools an unknown-tool answer names at most. */
+const LISTED_TOOLS = 20;
+
 function unknownToolMessage(registry: ToolRegistry, name: string, listable: (name: string) => boolean): string {
   // Only tools this tenant may call at all: the list must not tell a model of an admin tool the policy denies it.
-  const known = registry.names().filter(listable);
-  const hint = known.length > 0 ? ` Available tools: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', …' : ''}.` : '';
+  // At most LISTED_TOOLS are named, so the policy is asked only until one more is found.
+  const known: string[] = [];
+  for (const candidate of registry.names()) {
+    if (listable(candidate)) known.push(candidate);
+    if (known.length > LISTED_TOOLS) break;
+  }
+  const hint = known.length > 0 ? ` Available tools: ${known.slice(0, LISTED_TOOLS).join(', ')}${known.length > LISTED_TOOLS ? ', …' : ''}.` : '';
   return `no tool named "${name}".${hint}`;
 }
 

@@ -1,6 +1,7 @@
 // Stage 1, for a whole turn at once: the scheduler classifies parsed calls, so every call
 // of the turn is parsed before any of them runs. Each call's `parse` event is emitted here.
 // Never throws: a call that cannot even be read still becomes a ParsedCall with a failure.
+import { containRejection } from '../util/contain-rejection.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import { rejectDuplicateIds } from './duplicate-call-ids.js';
 import { emitStage } from './observe.js';
@@ -18,8 +19,14 @@ const YIELD_AFTER_MS = 10;
 
 export async function parseStage(config: PipelineConfig, requests: readonly ToolCallRequest[], tenant: string | undefined, signal: AbortSignal): Promise<ParsedCall[]> {
   const standIn = standInIds(requests);
-  // Asked only when a call names no tool: which tools its answer may list.
-  const listable = (name: string): boolean => !deniedOutright(config, name, tenant);
+  // Asked only when a call names no tool: which tools its answer may list. Remembered for the
+  // turn: a turn of unknown names would otherwise ask the policy tools x rules times per call.
+  const asked = new Map<string, boolean>();
+  const listable = (name: string): boolean => {
+    let answer = asked.get(name);
+    if (answer === undefined) asked.set(name, (answer = !deniedOutright(config, name, tenant)));
+    return answer;
+  };
   const calls: ParsedCall[] = [];
   let since = performance.now();
   // By index, not map: a sparse list's holes are calls answered like any other.
@@ -66,7 +73,9 @@ function standInIds(requests: readonly ToolCallRequest[]): (index: number) => st
 /** A custom policy's deniesOutright is the host's code: one that throws hides nothing it was asked about. */
 function deniedOutright(config: PipelineConfig, name: string, tenant: string | undefined): boolean {
   try {
-    return config.policy.deniesOutright?.(name, tenant) === true;
+    const denied: unknown = config.policy.deniesOutright?.(name, tenant);
+    containRejection(denied);
+    return denied === true;
   } catch {
     return true;
   }

@@ -1,5 +1,6 @@
 // Stage 2: allow / deny / ask, decided by policy outside every tool. `ask` proceeds
 // only on an explicit yes (the literal `true`) from the approver.
+import { containRejection } from '../util/contain-rejection.js';
 import type { JsonObject } from '../json/json-types.js';
 import { hookFailureText } from '../result/thrown-failure.js';
 import { linkAbortSignal } from '../util/merge-abort-signals.js';
@@ -23,6 +24,7 @@ export function permissionGate(config: PipelineConfig, call: ParsedCall, args: J
   let verdict: { readonly decision: unknown; readonly reason: string };
   try {
     const decided = config.policy.decide(call.name, args, tenant) as { decision?: unknown; reason?: unknown } | undefined;
+    containRejection(decided); // an async policy answers a promise: no decision, so a denial
     const reason = decided?.reason;
     verdict = { decision: decided?.decision, reason: typeof reason === 'string' ? reason : 'the policy gave no reason' };
   } catch (error) {

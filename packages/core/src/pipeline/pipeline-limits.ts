@@ -10,6 +10,8 @@ export interface PipelineLimits {
   readonly approvalTimeoutMs: number;
   /** How long a guard that answers with a promise may take, in milliseconds; one that takes longer denies. Default 30 s. */
   readonly guardTimeoutMs: number;
+  /** How long a preSchedule hook (a sandbox's classification) may take, in milliseconds; the turn then runs without its preparation. Default 30 s. */
+  readonly preScheduleTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: PipelineLimits = Object.freeze({
@@ -18,4 +20,5 @@ export const DEFAULT_LIMITS: PipelineLimits = Object.freeze({
   maxOutputBytes: 1024 * 1024,
   approvalTimeoutMs: 5 * 60 * 1000,
   guardTimeoutMs: 30 * 1000,
+  preScheduleTimeoutMs: 30 * 1000,
 });

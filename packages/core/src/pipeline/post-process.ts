@@ -1,5 +1,6 @@
 // Stage 5: the value must be JSON, within the size limit and valid against `output`;
 // then projectContent turns it into the text the model reads.
+import { containRejection } from '../util/contain-rejection.js';
 import { AirlockError } from '../errors/airlock-error.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import { snapshotJson } from '../json/snapshot-json.js';
@@ -32,6 +33,7 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
   if (definition.projectContent !== undefined) {
     try {
       content = definition.projectContent(args, value);
+      containRejection(content); // an async one answers a promise: refused below, its rejection handled
     } catch (error) {
       return draftFailure('TOOL_ERROR', toolErrorMessage(`${call.name}: projectContent failed`, error));
     }

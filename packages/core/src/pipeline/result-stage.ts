@@ -1,5 +1,6 @@
 // Stage 6, which every call reaches whatever happened before: finalizeContent exactly once,
 // then one normalized, frozen result.
+import { containRejection } from '../util/contain-rejection.js';
 import type { ResultCode } from '../errors/result-codes.js';
 import { failureContent, type DraftResult, type ResultMetadata, type ToolResult } from '../result/tool-result.js';
 import { toolErrorMessage } from '../result/thrown-failure.js';
@@ -34,6 +35,7 @@ export function resultStage(record: CallRecord, draft: DraftResult): ToolResult 
     const exec: ExecContext = { callId: call.callId, toolName: call.name, signal, tenant, setMetadata: () => undefined };
     try {
       const finalized: unknown = finalize(exec, Object.freeze(draft));
+      containRejection(finalized); // an async one answers a promise: refused below, its rejection handled
       if (typeof finalized !== 'string') throw new Error('finalizeContent must return a string');
       // The last word on the content is held to the same limit as projectContent's.
       const maxOutputBytes = call.tool!.definition.maxOutputBytes ?? config.limits.maxOutputBytes;
@@ -43,9 +45,13 @@ export function resultStage(record: CallRecord, draft: DraftResult): ToolResult 
         content = failureContent('OUTPUT_TOO_LARGE', `${call.name}: the content is larger than this tool may return`);
       } // A failure keeps its own code and content.
     } catch (thrown) {
-      const message = toolErrorMessage(`${call.name}: finalizeContent failed`, thrown);
-      error = { code: 'TOOL_ERROR', message };
-      content = failureContent('TOOL_ERROR', message);
+      // A success becomes the failure; a failure keeps its code, reason and content (a
+      // transform that fails must not turn a call that never ran into "the tool threw").
+      if (error === undefined) {
+        const message = toolErrorMessage(`${call.name}: finalizeContent failed`, thrown);
+        error = { code: 'TOOL_ERROR', message };
+        content = failureContent('TOOL_ERROR', message);
+      }
     }
   }
   const { approvalMs, metadata } = record;

@@ -3,6 +3,7 @@
 import type { JsonObject } from '../json/json-types.js';
 import { hookFailureText } from '../result/thrown-failure.js';
 import { ABORTED, untilAborted } from '../util/until-aborted.js';
+import { withinMs } from '../util/within-ms.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineConfig } from './pipeline-config.js';
 
@@ -12,7 +13,7 @@ export async function runGuards(config: PipelineConfig, call: ParsedCall, args: 
     try {
       const answer: unknown = guard({ callId: call.callId, toolName: call.name, args, tenant });
       // A guard is host code, but one that never answers must not leave its call without a result.
-      const verdict: unknown = isThenable(answer) ? await untilAborted(withinMs(Promise.resolve(answer), config.limits.guardTimeoutMs), signal) : answer;
+      const verdict: unknown = isThenable(answer) ? await untilAborted(withinMs(Promise.resolve(answer), config.limits.guardTimeoutMs, GUARD_TIMED_OUT), signal) : answer;
       if (verdict === ABORTED) return undefined;
       if (typeof verdict === 'object' && verdict !== null && 'deny' in verdict) {
         const reason = (verdict as { deny: unknown }).deny;
@@ -32,12 +33,4 @@ const GUARD_TIMED_OUT = new GuardTimeout();
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(GUARD_TIMED_OUT), ms);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }

@@ -5,6 +5,7 @@
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import type { RegisteredTool } from '../registry/tool-registry.js';
 import type { ToolResult } from '../result/tool-result.js';
+import { containRejection } from '../util/contain-rejection.js';
 import type { Card } from '../tool/tool-definition.js';
 import { messageOf } from '../util/sanitize-message.js';
 import { escapeControls, escapeControlsInJson, findControlCharacter } from '../util/visible-text.js';
@@ -71,7 +72,10 @@ export function presentCall(tool: RegisteredTool | undefined, name: string, args
   const own = tool?.definition.presentCall;
   if (own !== undefined && args !== undefined) {
     try {
-      return visibleCard(own(args));
+      const card = own(args);
+      // An async presentCall answers a promise, which is no card.
+      if (containRejection(card)) return genericCallCard(name, args);
+      return visibleCard(card);
     } catch (error) {
       return visibleCard({ ...genericCallCard(name, args), body: `presentCall failed: ${messageOf(error)}` });
     }
@@ -83,7 +87,9 @@ export function presentResult(tool: RegisteredTool | undefined, args: JsonObject
   const own = tool?.definition.presentResult;
   if (own !== undefined && args !== undefined) {
     try {
-      return visibleCard(own(args, result));
+      const card = own(args, result);
+      if (containRejection(card)) return genericResultCard(result);
+      return visibleCard(card);
     } catch {
       return genericResultCard(result);
     }

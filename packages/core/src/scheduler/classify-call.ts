@@ -1,6 +1,7 @@
 // Only the literal `true` from isConcurrencySafe admits a call to a parallel group;
 // missing, throwing, or anything else makes it an exclusive barrier.
 import type { ParsedCall } from '../pipeline/parsed-call.js';
+import { containRejection } from '../util/contain-rejection.js';
 
 export type CallClass = 'parallel' | 'exclusive';
 
@@ -10,7 +11,9 @@ export function classifyCall(call: ParsedCall): CallClass {
   const classify = call.tool?.definition.isConcurrencySafe;
   if (classify === undefined) return 'exclusive';
   try {
-    return classify(call.args!) === true ? 'parallel' : 'exclusive';
+    const verdict: unknown = classify(call.args!);
+    containRejection(verdict); // an async classifier answers a promise: exclusive, and its rejection handled
+    return verdict === true ? 'parallel' : 'exclusive';
   } catch {
     return 'exclusive';
   }

@@ -1,6 +1,7 @@
 // Runs the calls of one model turn: the parse stage for all, classify, then parallel groups as a
 // rolling pool (at most maxParallel at once) and exclusive calls as barriers.
 // Results come back, and are committed to observers, in the model's call order.
+import { containRejection } from '../util/contain-rejection.js';
 import type { JsonObject } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import { failureContent, type ToolResult } from '../result/tool-result.js';
@@ -12,6 +13,10 @@ import { runParsedCall } from '../pipeline/run-call.js';
 import { NEVER_ABORTED } from '../util/merge-abort-signals.js';
 import { groupCalls } from './classify-call.js';
 import { untilAborted } from '../util/until-aborted.js';
+import { withinMs } from '../util/within-ms.js';
+
+/** Compared by identity: what a preSchedule hook that ran out of time is rejected with. */
+const PRESCHEDULE_TIMED_OUT: unique symbol = Symbol('preSchedule timed out');
 
 export interface TurnOptions {
   readonly signal?: AbortSignal;
@@ -64,9 +69,13 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
       // No verdict means exclusive: a preparation that throws, even synchronously, only costs parallelism.
       // Waited for only while the turn is wanted: cancelled, its calls are answered at once.
       const permitted = parsed.filter((call) => call.failure === undefined && allowedOutright(config, call, tenant));
-      await untilAborted(Promise.resolve().then(() => preSchedule(permitted, { signal, tenant })), signal).catch((error: unknown) => {
+      // One that never settles would hold the turn for ever: it is given limits.preScheduleTimeoutMs.
+      const prepared = withinMs(Promise.resolve().then(() => preSchedule(permitted, { signal, tenant })), config.limits.preScheduleTimeoutMs, PRESCHEDULE_TIMED_OUT);
+      await untilAborted(prepared, signal).catch((error: unknown) => {
         // A preparation stopped by the turn's own cancellation did not fail.
-        if (!signal.aborted) reportError(config.observers, 'PRESCHEDULE_FAILED', 'a preSchedule hook failed; the turn runs without its preparation', error, { source: 'preSchedule', tenant });
+        if (signal.aborted) return;
+        const message = error === PRESCHEDULE_TIMED_OUT ? `a preSchedule hook did not finish within ${config.limits.preScheduleTimeoutMs} ms; the turn runs without its preparation` : 'a preSchedule hook failed; the turn runs without its preparation';
+        reportError(config.observers, 'PRESCHEDULE_FAILED', message, error === PRESCHEDULE_TIMED_OUT ? undefined : error, { source: 'preSchedule', tenant });
       });
     }
     for (const group of groupCalls(parsed)) {
@@ -89,7 +98,9 @@ export async function runTurn(config: SchedulerConfig, requests: readonly ToolCa
  */
 function allowedOutright(config: SchedulerConfig, call: ParsedCall, tenant: string | undefined): boolean {
   try {
-    return (config.policy.decide(call.name, call.args as JsonObject, tenant) as { decision?: unknown } | undefined)?.decision === 'allow';
+    const decided = config.policy.decide(call.name, call.args as JsonObject, tenant) as { decision?: unknown } | undefined;
+    containRejection(decided);
+    return decided?.decision === 'allow';
   } catch {
     return false;
   }

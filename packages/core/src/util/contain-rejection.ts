@@ -1,0 +1,29 @@
+// Host hooks typed to return synchronously (observers, isConcurrencySafe, projectContent,
+// finalizeContent, a custom policy) can still be written `async`. What such a hook returns is
+// not awaited, so a promise it rejects would reach Node's unhandledRejection and, by default,
+// end the whole host process: every such return value passes through here.
+
+/**
+ * Attaches `onRejected` (by default: nothing) to `value` when it is a native promise, so its
+ * rejection is handled. Anything else is left alone: only a native promise can be reported
+ * unhandled, and reading `then` of anything else would run the host's getters. True when
+ * `value` was a promise: an answer the hook's caller cannot use.
+ */
+export function containRejection(value: unknown, onRejected: (reason: unknown) => void = ignore): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    // Promise.prototype.then checks for a real promise (any realm's) and throws otherwise.
+    Promise.prototype.then.call(value, undefined, (reason: unknown) => {
+      try {
+        onRejected(reason);
+      } catch {
+        // A reporter that fails has no one left to tell.
+      }
+    });
+    return true;
+  } catch {
+    return false; // not a promise
+  }
+}
+
+function ignore(): void {}
