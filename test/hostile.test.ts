@@ -2,7 +2,7 @@
 // exactly one result came back, that the deadline held (within about twice the
 // budget), and that a benign call to the same plugin works right after.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ToolFailure, ToolResult } from '@airlock/core';
+import type { ToolFailure, ToolResult, ToolSuccess } from '@airlock/core';
 import { SandboxError } from '@airlock/sandbox';
 import { rm } from 'node:fs/promises';
 import { harness, pluginFolder, type Harness } from './support/plugin-harness.js';
@@ -121,6 +121,19 @@ describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
     expect(results).toHaveLength(1);
     expect(code(results[0]!)).toBe('TOOL_ERROR');
     expect((results[0] as ToolFailure).error.message).toContain('JSON.parse');
+    await expectBenignAfter(h);
+  });
+
+  it('invalid-size.js normalize: a text whose normal form could pass 2^24 characters is refused (its ICU memory is counted by no heap limit); a small one normalizes as ever', async () => {
+    const h = await harness('hostile/invalid-size.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
+    open = h;
+    for (const which of ['normalize-nfkd', 'normalize-this-object']) {
+      const { results } = await h.call('attack', { which });
+      expect(code(results[0]!)).toBe('TOOL_ERROR');
+      expect((results[0] as ToolFailure).error.message).toContain('String.prototype.normalize: the');
+    }
+    const { results } = await h.call('attack', { which: 'normalize-small' });
+    expect((results[0] as ToolSuccess).value).toBe(2 + 18 + 1);
     await expectBenignAfter(h);
   });
 

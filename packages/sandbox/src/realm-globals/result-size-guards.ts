@@ -15,6 +15,9 @@
 
 const MAX_RESULT_ELEMENTS = 2 ** 26;
 
+/** Characters String.prototype.normalize may make: 32 MiB of UTF-16, its ICU memory a few times that. */
+const MAX_NORMALIZED_CHARS = 2 ** 24;
+
 export function guardResultSizes(): void {
   const apply = Reflect.apply;
   const defineProperty = Object.defineProperty;
@@ -62,6 +65,23 @@ export function guardResultSizes(): void {
     // it and no prototype a plugin could have given another answer: it converts to `part`.
     return apply(nativeSplit, text, [typeof separator === 'object' || typeof separator === 'function' ? separatorOf(part as string) : part, most]);
   } }.split, writable: true, enumerable: false, configurable: true });
+
+  // normalize builds its result in ICU's memory, which no heap limit counts: U+FDFA is 18
+  // characters under NFKC and NFKD, so normalizing a rope of 2^25 of them (a few bytes of
+  // heap) grew a sandbox process past 2 GiB and took its neighbours' calls down (an outside
+  // attacker's find). A text whose result could pass MAX_NORMALIZED_CHARS is refused, by the
+  // form's largest expansion in UTF-16 (Unicode UAX #15: NFC 3x, NFD 4x, NFKC and NFKD 18x).
+  const nativeNormalize = stringPrototype.normalize as (...args: unknown[]) => unknown;
+  defineProperty(stringPrototype, 'normalize', { value: { normalize(this: unknown, form: unknown): unknown {
+    if (this === undefined || this === null) return apply(nativeNormalize, this, [form]);
+    const text = `${this as string}`;
+    const name = form === undefined ? 'NFC' : `${form as string}`;
+    const growth = name === 'NFC' ? 3 : name === 'NFD' ? 4 : name === 'NFKC' || name === 'NFKD' ? 18 : 1;
+    if (text.length * growth > MAX_NORMALIZED_CHARS) {
+      throw new RangeErrorIntrinsic('String.prototype.normalize: the ' + name + ' form of a text of ' + text.length + ' characters could have more than ' + MAX_NORMALIZED_CHARS + ' characters, whose memory the heap limit does not count: normalize it in parts');
+    }
+    return apply(nativeNormalize, text, [name]);
+  } }.normalize, writable: true, enumerable: false, configurable: true });
 
   // A global RegExp with a function replacer gathers every match before it calls the function
   // (String.prototype.replace and replaceAll come here too). Any function replacer on such a
