@@ -266,6 +266,55 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(runs.get('hog-2')).toBeUndefined();
   });
 
+  it('a freed slot goes to the waiting tenant that runs fewest calls, not to the busy tenants\' older calls in line', async () => {
+    // Two slots and a reserve: tenant a holds both slots, tenant b the reserve, and b's two
+    // further calls wait in line before tenant c's one. First come, first served, b's queued
+    // calls would take every slot a frees while b kept calling (an outside tester's find).
+    await executor(['--slots', '2', '--reserve', '1']);
+    const { engine, runs, startOf } = await remote();
+    // Offers seen on the bus, by tag. A call that finds others waiting joins their line without
+    // an offer, and only a line's head offers (again and again, while refused).
+    const watcher = await rawClient();
+    const offered = new Map<string, number>();
+    const offeredAtLeast = new Map<string, { times: number; resolve: () => void }>();
+    watcher.subscribe('airlock.offer.*', { callback: (_error, message) => {
+      const tag = /tag\W+(\w+)\W/.exec(new TextDecoder().decode(message.data))?.[1];
+      if (tag === undefined) return;
+      offered.set(tag, (offered.get(tag) ?? 0) + 1);
+      const wanted = offeredAtLeast.get(tag);
+      if (wanted !== undefined && offered.get(tag)! >= wanted.times) wanted.resolve();
+    } });
+    await watcher.flush();
+    const waitingInLine = (tag: string, times: number) => new Promise<void>((resolve) => {
+      if ((offered.get(tag) ?? 0) >= times) resolve();
+      else offeredAtLeast.set(tag, { times, resolve });
+    });
+    const stop = new AbortController();
+    const long = (tag: string, tenant: string) => engine.run([call(tag, 'work', { tag, ms: 20_000 })], { tenant, signal: stop.signal });
+    const cancelA1 = new AbortController();
+    const filled = Promise.all(['a1', 'a2', 'b1'].map(startOf));
+    const a1 = engine.run([call('a1', 'work', { tag: 'a1', ms: 20_000 })], { tenant: 'a', signal: cancelA1.signal });
+    const busy = [long('a2', 'a'), long('b1', 'b')];
+    await filled;
+    const b2InLine = waitingInLine('b2', 2);
+    const queued = [long('b2', 'b')];
+    await b2InLine;
+    queued.push(long('b3', 'b')); // joins the line behind b2 without an offer of its own
+    const cStarted = startOf('c1');
+    // c1 joins the line too; it offers only as the line's head.
+    const cInLine = waitingInLine('c1', 1);
+    const c1 = engine.run([call('c1', 'work', { tag: 'c1' })], { tenant: 'c' });
+    await cInLine;
+    cancelA1.abort();
+    await cStarted;
+    expect(runs.get('b2')).toBeUndefined();
+    expect(runs.get('b3')).toBeUndefined();
+    expect(codes(await c1)).toEqual(['ok']);
+    expect(codes(await a1)).toEqual(['ABORTED']);
+    stop.abort();
+    await Promise.all([...busy, ...queued]);
+  });
+
   it('drains on SIGTERM: the call in flight finishes, new calls go elsewhere, the executor exits 0', async () => {
     const draining = await executor(['--slots', '4']);
     const { engine, runs, startOf } = await remote();

@@ -22,6 +22,8 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
   if (callerSignal.aborted) return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata: undefined };
   let metadata: ResultMetadata | undefined;
   let bodyStarted = false;
+  /** invoke's refusal to start a body (the call was cancelled), when it refused. */
+  let refused: ToolCallError | undefined;
   let deadlinePassed = false;
 
   const makeExec = (execSignal: AbortSignal): ExecContext => ({
@@ -45,7 +47,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     if (wrapper === undefined) {
       // A wrapper that waited (a rate limiter, a lock) past the call's cancellation or deadline:
       // the call is already answered as not run (or timed out), so its body must not run now.
-      if (execSignal.aborted) throw new ToolCallError('ABORTED_BEFORE_DISPATCH', `${call.name}: cancelled before it started`);
+      if (execSignal.aborted) throw (refused = new ToolCallError('ABORTED_BEFORE_DISPATCH', `${call.name}: cancelled before it started`));
       bodyStarted = true;
       return definition.execute(args, makeExec(execSignal));
     }
@@ -58,7 +60,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
     try {
       return { ok: true, value: await invoke(0, NEVER_ABORTED), metadata };
     } catch (error) {
-      return thrownOutcome(call.name, error, metadata, bodyStarted);
+      return thrownOutcome(call.name, error, metadata, bodyStarted && error === refused);
     }
   }
 
@@ -109,7 +111,7 @@ export async function executeStage(config: PipelineConfig, call: ParsedCall, arg
       if (!bodyStarted) return { ok: false, code: 'ABORTED_BEFORE_DISPATCH', message: `${call.name}: cancelled before it started`, metadata };
       return { ok: false, code: 'ABORTED', message: `${call.name}: cancelled while running`, metadata };
     }
-    return thrownOutcome(call.name, error, metadata, bodyStarted);
+    return thrownOutcome(call.name, error, metadata, bodyStarted && error === refused);
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', onCallerAbort);
@@ -140,11 +142,15 @@ function untilReplacementAborts<T>(work: Promise<T>, replacement: AbortSignal, c
   });
 }
 
-function thrownOutcome(name: string, error: unknown, metadata: ResultMetadata | undefined, bodyStarted: boolean): ExecuteOutcome {
+/**
+ * `refusedAfterStart`: invoke refused to start a body because the call was cancelled, after an
+ * earlier body of this call had started. A wrapper that calls next again (a retry) gets that
+ * refusal, but the model must hear that something ran. (A body's own ABORTED_BEFORE_DISPATCH,
+ * such as a sandbox's call no executor took, is its own answer.)
+ */
+function thrownOutcome(name: string, error: unknown, metadata: ResultMetadata | undefined, refusedAfterStart: boolean): ExecuteOutcome {
+  if (refusedAfterStart) return { ok: false, code: 'ABORTED', message: `${name}: cancelled while running`, metadata };
   const failure = thrownFailure(name, error);
-  // invoke refuses to start a body once the call is cancelled. A wrapper that calls next again
-  // after its body ran (a retry) gets that refusal, but the model must hear that something ran.
-  if (failure.code === 'ABORTED_BEFORE_DISPATCH' && bodyStarted) return { ok: false, code: 'ABORTED', message: `${name}: cancelled while running`, metadata };
   return { ok: false, code: failure.code, message: failure.message, metadata };
 }
 

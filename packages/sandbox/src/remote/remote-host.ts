@@ -40,6 +40,8 @@ const CLEAR_LINE_MS = 250;
 const MAX_BUSY_WAIT_MS = 200;
 /** The line of calls that found an executor full. */
 const FLEET = 'fleet';
+/** Tenants whose last start this host remembers before it forgets those with no call here. */
+const MAX_REMEMBERED_TENANTS = 1024;
 
 interface RemoteCall {
   readonly token: string;
@@ -85,6 +87,8 @@ export class RemoteHost implements SandboxHost {
    * found an executor full; `tenant:<id>` those whose tenant held its share where they asked.
    */
   readonly #lines = new Map<string, RemoteCall[]>();
+  /** When each tenant's call last started (performance.now()): ties in the fleet line go to the tenant served longest ago. */
+  readonly #lastStarted = new Map<string, number>();
   #closed = false;
 
   constructor(options: RemoteHostOptions) {
@@ -93,8 +97,9 @@ export class RemoteHost implements SandboxHost {
       options.connection.subscribe(subjects.hostCalls(options.prefix, this.#id), { callback: (error, message) => error === null && this.#onMessage(message) }),
       options.connection.subscribe(subjects.free(options.prefix), { callback: (error, message) => {
         const executor = error === null ? decode(message.data)?.executor : undefined;
-        // A freed slot wakes each line's head, not a herd of offers.
-        if (isToken(executor)) for (const key of [...this.#lines.keys()]) this.#wakeHead(key, executor);
+        // A freed slot wakes each line's head, not a herd of offers: the head whose tenant runs
+        // least here first, so its offer reaches the freed executor first.
+        if (isToken(executor)) for (const key of this.#linesByNeed()) this.#wakeHead(key, executor);
       } }),
     ];
   }
@@ -180,7 +185,7 @@ export class RemoteHost implements SandboxHost {
       while (!call.settled) {
         if (line !== undefined) {
           freed = await this.#waitInLine(call, line, busyWaitMs, deadline);
-          if (this.#lines.get(line)?.[0] === call) busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
+          if (this.#headOf(line) === call) busyWaitMs = Math.min(busyWaitMs * 2, MAX_BUSY_WAIT_MS);
           if (call.settled) return;
         }
         const left = Math.floor(deadline - performance.now());
@@ -247,7 +252,7 @@ export class RemoteHost implements SandboxHost {
     }
     return new Promise((resolve) => {
       const left = Math.max(0, deadline - performance.now());
-      const timer = setTimeout(() => call.wake?.(undefined), this.#lines.get(line)?.[0] === call ? Math.min(backoffMs, left) : left);
+      const timer = setTimeout(() => call.wake?.(undefined), this.#headOf(line) === call ? Math.min(backoffMs, left) : left);
       call.wake = (executor) => {
         clearTimeout(timer);
         call.wake = undefined;
@@ -261,20 +266,73 @@ export class RemoteHost implements SandboxHost {
     const line = call.line;
     if (line === undefined) return;
     call.line = undefined;
+    const wasHead = this.#headOf(line) === call;
     const queue = this.#lines.get(line) ?? [];
     const index = queue.indexOf(call);
     if (index !== -1) queue.splice(index, 1);
     if (queue.length === 0) this.#lines.delete(line);
-    else if (index === 0) this.#wakeHead(line, undefined);
+    else if (wasHead) this.#wakeHead(line, undefined);
   }
 
   /** A slot freed (on `executor`, when known): the head of `line` offers now. */
   #wakeHead(line: string, executor: string | undefined): void {
-    this.#lines.get(line)?.[0]?.wake?.(executor);
+    this.#headOf(line)?.wake?.(executor);
+  }
+
+  /**
+   * The call of `line` that offers next. A tenant's own line is first come, first served. The
+   * fleet line holds every tenant's calls, so first come would let two busy tenants' queued
+   * calls hold a third tenant's call for as long as they keep calling (an outside tester's
+   * find: 10 s, then ABORTED_BEFORE_DISPATCH): its head is the oldest call of the tenant
+   * that runs fewest calls from this host, ties to the tenant whose call started longest ago.
+   */
+  #headOf(line: string): RemoteCall | undefined {
+    const queue = this.#lines.get(line);
+    if (queue === undefined || queue.length < 2 || line !== FLEET) return queue?.[0];
+    const running = this.#runningByTenant();
+    let head: RemoteCall | undefined;
+    let headNeed: readonly [number, number] = [Infinity, Infinity];
+    for (const call of queue) {
+      const need = this.#needOf(tenantOf(call.task), running);
+      if (need[0] < headNeed[0] || (need[0] === headNeed[0] && need[1] < headNeed[1])) [head, headNeed] = [call, need];
+    }
+    return head;
+  }
+
+  /** The lines, the one whose head's tenant runs fewest calls here first. */
+  #linesByNeed(): string[] {
+    const running = this.#runningByTenant();
+    const keyed = [...this.#lines.keys()].map((line) => {
+      const head = this.#headOf(line);
+      return { line, need: head === undefined ? ([Infinity, Infinity] as const) : this.#needOf(tenantOf(head.task), running) };
+    });
+    return keyed.sort((a, b) => a.need[0] - b.need[0] || a.need[1] - b.need[1]).map(({ line }) => line);
+  }
+
+  #needOf(tenant: string, running: ReadonlyMap<string, number>): readonly [number, number] {
+    return [running.get(tenant) ?? 0, this.#lastStarted.get(tenant) ?? -Infinity];
+  }
+
+  /** Calls of each tenant that an executor was told to run and that have not ended. */
+  #runningByTenant(): Map<string, number> {
+    const running = new Map<string, number>();
+    for (const call of this.#calls.values()) {
+      if (call.executor === undefined || call.settled) continue;
+      const tenant = tenantOf(call.task);
+      running.set(tenant, (running.get(tenant) ?? 0) + 1);
+    }
+    return running;
   }
 
   #start(call: RemoteCall, executor: string, attempt: string): void {
     call.executor = executor;
+    this.#lastStarted.set(tenantOf(call.task), performance.now());
+    // Kept for tenants with calls here; the rest are forgotten once there are many (a tenant
+    // forgotten only loses a tie).
+    if (this.#lastStarted.size > MAX_REMEMBERED_TENANTS) {
+      const present = new Set([...this.#calls.values()].map((each) => tenantOf(each.task)));
+      for (const tenant of this.#lastStarted.keys()) if (!present.has(tenant)) this.#lastStarted.delete(tenant);
+    }
     call.attempt = attempt;
     this.#watch(executor, call.token);
     this.#send(executor, { type: 'go', token: call.token, attempt });
