@@ -580,6 +580,20 @@ describe('airlock serve --http: sessions and tenancy', () => {
     }
   });
 
+  it('with --tenant-header, one tenant holds at most a tenth of --max-sessions by default: it cannot lock the other tenants out', async () => {
+    const { url, stop } = await startHttp(['--tenant-header', 'X-Tenant', '--max-sessions', '20']);
+    try {
+      await connect(url, { 'X-Tenant': 'mallory' });
+      await connect(url, { 'X-Tenant': 'mallory' });
+      const third = await rawInitialize(url, { 'X-Tenant': 'mallory' });
+      expect(third).toMatchObject({ status: 429, body: { error: { message: expect.stringContaining('tenant "mallory" already holds 2 sessions (--max-sessions-per-tenant 2)') } } });
+      const alice = await connect(url, { 'X-Tenant': 'alice' });
+      expect((await tenantOf(alice.client)).tenant).toBe('alice');
+    } finally {
+      stop();
+    }
+  });
+
   it('a call cancelled with notifications/cancelled ends its POST stream unanswered, and its session idles out; its id is not taken over meanwhile', async () => {
     const { url, stderr, stop } = await startHttp(['--idle-timeout', '1']);
     try {

@@ -45,8 +45,8 @@ Options:
   --max-sessions <n>  with --http: most sessions open at once (default 100); past it a
                       new session gets HTTP 503 and a JSON-RPC error
   --max-sessions-per-tenant <n>
-                      with --http: most sessions one tenant may hold (default: --max-sessions);
-                      past it HTTP 429
+                      with --http: most sessions one tenant may hold (default: a tenth of
+                      --max-sessions with --tenant-header, else --max-sessions); past it HTTP 429
   --idle-timeout <s>  with --http: close a session after this many seconds with no request
                       in flight (default 600); its id then gets HTTP 404, so the client
                       starts a new session
@@ -127,7 +127,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const maxSessions = count('--max-sessions', values['max-sessions'], 100, 100_000);
   const limits: SessionLimits = {
     maxSessions,
-    maxPerTenant: count('--max-sessions-per-tenant', values['max-sessions-per-tenant'], maxSessions, maxSessions),
+    // One tenant per header value: by default none may hold more than a tenth of the sessions,
+    // so one cannot take every session and lock the others out. With one tenant, all are its.
+    maxPerTenant: count('--max-sessions-per-tenant', values['max-sessions-per-tenant'], tenantHeader === undefined ? maxSessions : Math.max(1, Math.floor(maxSessions / 10)), maxSessions),
     idleMs: count('--idle-timeout', values['idle-timeout'], 600, 86_400) * 1000,
   };
   if ((values.plugins ?? []).length === 0) throw new UsageError('--plugins <dir> is required (see "airlock serve --help")');
