@@ -178,6 +178,24 @@ describe('workspace capability', () => {
     expect(await readdir(tenantDir)).toHaveLength(3);
   });
 
+  it('one call reads at most its quota in all, and lists at most 10,000 entries in all: each is work on the shared main thread', async () => {
+    const { run, cap, tenantDir } = await open({ workspace: { maxBytes: 1000 } });
+    expect(await cap('workspace.write', { path: 'a.txt', content: 'x'.repeat(300) })).toMatchObject({ ok: true });
+    const reads = (await run('many', { requests: Array.from({ length: 5 }, () => ({ name: 'workspace.read', argument: { path: 'a.txt' } })), digest: true })) as unknown as { value: { ok: boolean; error?: string }[] };
+    expect(reads.value.filter((answer) => answer.ok)).toHaveLength(3);
+    // A refusal reaches the plugin as the generic failure every capability refusal is.
+    expect(reads.value.filter((answer) => !answer.ok).map((answer) => answer.error)).toEqual(Array(2).fill('capability workspace.read failed'));
+    // The next call has its own allowance.
+    expect(await cap('workspace.read', { path: 'a.txt' })).toMatchObject({ ok: true });
+
+    await mkdir(join(tenantDir, 'many'));
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => writeFile(join(tenantDir, 'many', `f${i}`), '')));
+    const lists = (await run('many', { requests: Array.from({ length: 11 }, () => ({ name: 'workspace.list', argument: { path: 'many' } })) })) as unknown as { value: { ok: boolean; error?: string }[] };
+    expect(lists.value.filter((answer) => answer.ok).length).toBeLessThanOrEqual(10);
+    expect(lists.value.find((answer) => !answer.ok)?.error).toBe('capability workspace.list failed');
+    expect(await cap('workspace.list', { path: 'many' })).toMatchObject({ ok: true, value: { truncated: false } });
+  });
+
   it('the host\'s caps stand above the manifest\'s', async () => {
     const { cap } = await open({ workspace: { maxBytes: 1_000_000 } }, { workspace: { dir: 'filled in by open', maxBytes: 10 } });
     expect(await cap('workspace.write', { path: 'a.txt', content: 'x'.repeat(11) })).toMatchObject({ ok: false });

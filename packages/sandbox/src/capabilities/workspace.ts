@@ -22,6 +22,16 @@ export const DEFAULT_WORKSPACE_MAX_FILES = 10_000;
 /** A read answers within the capability channel's 1 MiB, JSON escapes included. */
 const MAX_READ_BYTES = 512 * 1024;
 const MAX_LIST_ENTRIES = 1000;
+/**
+ * What one call may read and list in all. Each read and each listed entry is work on the
+ * embedder's main thread, which every tenant shares: one call of an outside tester read a
+ * 512 KiB file 1,000 times (500 MB), or listed a 999-entry folder 1,000 times (a million
+ * lstats, the event loop 99% busy for 30 s), and a neighbour's calls waited up to 270 ms.
+ */
+const MAX_READ_BYTES_PER_CALL = 8 * 1024 * 1024;
+const MAX_LISTED_PER_CALL = 10_000;
+const readBy = new WeakMap<CapabilityContext, number>();
+const listedBy = new WeakMap<CapabilityContext, number>();
 /** A read racing the tenant's own write of the same file (replaced by rename) opens again, this many times at most. */
 const SAME_FILE_ATTEMPTS = 3;
 const FILE_CHANGED = 'workspace file changed';
@@ -57,7 +67,7 @@ export function workspaceCapabilities(settings: WorkspaceSettings, quotaOf: (plu
     return { object, segments: workspaceSegments(path, allowRoot) };
   };
   return {
-    'workspace.read': (argument, context) => workspace.read(context, pathOf(argument, 'workspace.read').segments),
+    'workspace.read': (argument, context) => workspace.read(context, pathOf(argument, 'workspace.read').segments, Math.min(quota(context.plugin).maxBytes, MAX_READ_BYTES_PER_CALL)),
     'workspace.write': (argument, context) => {
       const { object, segments } = pathOf(argument, 'workspace.write');
       return workspace.write(context, segments, stringField(object, 'content', 'workspace.write'), quota(context.plugin));
@@ -77,13 +87,19 @@ class Workspace {
     this.#settings = settings;
   }
 
-  async read(context: CapabilityContext, segments: string[]): Promise<JsonValue> {
+  /** `maxReadBytes`: what this call may read in all. */
+  async read(context: CapabilityContext, segments: string[], maxReadBytes: number): Promise<JsonValue> {
+    if ((readBy.get(context) ?? 0) >= maxReadBytes) throw readRefusal(maxReadBytes);
     const root = await this.#tenantRoot(context.tenant);
     await using parent = await directory(root, segments.slice(0, -1), false);
     const file = parent.child(segments.at(-1) as string);
     const { handle, info } = await openSame(file, root);
     try {
       if (info.size > MAX_READ_BYTES) throw new CapabilityRefusal(`file larger than ${MAX_READ_BYTES} bytes`);
+      // Counted before the read, in the same turn as the check: reads at once cannot all pass it.
+      const read = (readBy.get(context) ?? 0) + info.size;
+      if (read > maxReadBytes) throw readRefusal(maxReadBytes);
+      readBy.set(context, read);
       const buffer = Buffer.alloc(info.size);
       const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
       return { path: segments.join('/'), content: buffer.subarray(0, bytesRead).toString('utf8'), bytes: bytesRead };
@@ -127,6 +143,7 @@ class Workspace {
   }
 
   async list(context: CapabilityContext, segments: string[]): Promise<JsonValue> {
+    if ((listedBy.get(context) ?? 0) >= MAX_LISTED_PER_CALL) throw listRefusal();
     const root = await this.#tenantRoot(context.tenant);
     await using folder = await directory(root, segments, false);
     const entries: Entry[] = [];
@@ -137,6 +154,9 @@ class Workspace {
         truncated = true;
         break;
       }
+      const listed = (listedBy.get(context) ?? 0) + 1;
+      if (listed > MAX_LISTED_PER_CALL) throw listRefusal();
+      listedBy.set(context, listed);
       const info = await lstatOrUndefined(folder.child(dirent.name));
       if (info === undefined) continue;
       entries.push({ name: dirent.name, type: info.isFile() ? 'file' : info.isDirectory() ? 'directory' : 'other', bytes: info.isFile() ? info.size : 0 });
@@ -345,4 +365,12 @@ async function lstatOrUndefined(path: string) {
 
 function isMissing(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ENOENT';
+}
+
+function readRefusal(maxReadBytes: number): CapabilityRefusal {
+  return new CapabilityRefusal(`workspace.read: this call has read ${maxReadBytes} bytes in all, as much as one call may`);
+}
+
+function listRefusal(): CapabilityRefusal {
+  return new CapabilityRefusal(`workspace.list: this call has listed ${MAX_LISTED_PER_CALL} entries in all, as many as one call may`);
 }
