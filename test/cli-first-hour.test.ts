@@ -1,7 +1,8 @@
 // The command line as a new user meets it in the first hour: real provider output fed to
 // `airlock run`, typos, Ctrl-C, copy-pasted help, and messages that read as English.
-import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
@@ -244,5 +245,56 @@ describe('messages read as English', () => {
     });
     await new Promise((resolve) => child.on('close', resolve));
     expect(stderr).toContain('airlock serve: 2 tools from 1 plugin: fibonacci, statistics');
+  });
+});
+
+describe('output that cannot be written', () => {
+  it('a full disk is one line and exit 2, never a stack trace', async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [BIN, 'check', 'examples/plugins/math'], { cwd: ROOT, stdio: ['ignore', full, 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect(code).toBe(2);
+      expect(stderr).toBe('airlock: could not write the output (ENOSPC)\n');
+    } finally {
+      closeSync(full);
+    }
+  });
+});
+
+describe('the wrapper killed with SIGKILL', () => {
+  it('takes the command down with it: `node bin.js serve` killed -9 leaves no server running under init', async () => {
+    // `node bin.js` re-runs itself with --no-node-snapshot; SIGKILL cannot be forwarded, so the
+    // inner process must hear the wrapper's death itself. Its input is a FIFO this test holds
+    // open (a pipe of Node's would be closed with the wrapper, and the server end on EOF).
+    const folder = mkdtempSync(join(tmpdir(), 'airlock-kill9-'));
+    const fifo = join(folder, 'input');
+    execFileSync('mkfifo', [fifo]);
+    const input = openSync(fifo, 'r+');
+    const log = join(folder, 'stderr');
+    const errors = openSync(log, 'w');
+    const wrapper = spawn(process.execPath, [BIN, 'serve', '--plugins', 'examples/plugins/math'], { cwd: ROOT, stdio: [input, 'ignore', errors] });
+    try {
+      await expect.poll(() => readFileSync(log, 'utf8'), { timeout: 20_000 }).toContain('serving over stdio');
+      const inner = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(wrapper.pid)], { encoding: 'utf8' }).trim());
+      expect(inner).toBeGreaterThan(0);
+      const alive = (): boolean => {
+        try {
+          process.kill(inner, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      wrapper.kill('SIGKILL');
+      await expect.poll(alive, { timeout: 10_000 }).toBe(false);
+      expect(readFileSync(log, 'utf8')).toContain('airlock serve: SIGTERM: cancelling the calls in progress');
+    } finally {
+      closeSync(input);
+      closeSync(errors);
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -5,14 +5,32 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
+/** Set by the wrapper below for the process it starts, whose IPC channel then tells of the wrapper's death. */
+const WRAPPED = 'AIRLOCK_WRAPPED';
+
 if (process.execArgv.includes('--no-node-snapshot')) {
-  // A reader that stopped reading (`| head`): end as a Unix tool does on SIGPIPE, quietly,
-  // instead of an unhandled 'error' event and its stack trace.
+  // A reader that stopped reading (`| head`): end as a Unix tool does on SIGPIPE, quietly.
+  // Any other failure to write (a full disk) is one line and exit 2, never a stack trace.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE') process.exit(128 + constants.signals.SIGPIPE);
-      throw error;
+      if (stream === process.stdout) {
+        try {
+          process.stderr.write(`airlock: could not write the output (${error.code ?? 'write failed'})\n`);
+        } catch {
+          // stderr is gone too: the exit code says it
+        }
+      }
+      process.exit(2);
     });
+  }
+  // Started by the wrapper: a SIGKILL of the wrapper cannot be forwarded, so its death is
+  // heard as the IPC channel closing, and this process ends as on SIGTERM (the command's own
+  // handling: calls cancelled and answered) instead of running on unwatched under init.
+  if (process.env[WRAPPED] === '1' && process.channel !== undefined) {
+    delete process.env[WRAPPED]; // not for processes this one starts
+    process.channel.unref();
+    process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   }
   // Loading the commands takes a moment: a Ctrl-C or SIGTERM meanwhile ends the process with
   // a word rather than silently. Each listener stays until a command takes its signal over
@@ -39,7 +57,10 @@ if (process.execArgv.includes('--no-node-snapshot')) {
   started = true;
   process.exitCode = await main(process.argv.slice(2));
 } else {
-  const child = spawn(process.execPath, ['--no-node-snapshot', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [WRAPPED]: '1' },
+  });
   const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
   const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const signal of forwarded) process.on(signal, forward);
