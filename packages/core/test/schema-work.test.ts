@@ -56,6 +56,15 @@ describe('regular expressions from schemas run in linear time', () => {
       new RegExp(`tool "lookbehind_tool" parameters is not a usable JSON Schema: at ${path.replace(/[\\^$()]/g, '\\$&')}: pattern .* cannot run in linear time`),
     );
   });
+
+  it.each([
+    ['(?i)^abc$', 'Invalid group'],
+    ['^\\pL+$', 'Invalid property name'],
+  ])('RE2-only syntax %s is refused at load: JSON Schema patterns are ECMAScript, and clients compile them so', (pattern, reason) => {
+    expect(() => engine([tool('re2_tool', { parameters: { type: 'object', properties: { a: { type: 'string', pattern } } } })])).toThrow(
+      `tool "re2_tool" parameters is not a usable JSON Schema: at /properties/a/pattern: pattern ${JSON.stringify(pattern)} is not an ECMAScript regular expression with the u flag (${reason}), as JSON Schema requires`,
+    );
+  });
 });
 
 describe('formats run in linear time and mean what ajv-formats meant', () => {

@@ -70,6 +70,15 @@ function compileRe2(pattern: string, caseInsensitive: boolean): RE2JS {
   if (cached !== undefined) return cached;
   const shown = JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 80)}…` : pattern);
   if (pattern.length > MAX_PATTERN_CHARS) throw new PatternRefused(`pattern ${shown} is ${pattern.length} characters long, more than ${MAX_PATTERN_CHARS}`);
+  // JSON Schema's patterns are ECMAScript's, and clients compile them so (the MCP SDK's
+  // listTools compiles every outputSchema with ajv): RE2-only syntax such as (?i) or \pL would
+  // pass here and break a client's whole tool list (an outside tester's find). V8 only parses
+  // the pattern here; it compiles one when first run, which this never does.
+  try {
+    void new RegExp(pattern, 'u');
+  } catch (error) {
+    throw new PatternRefused(`pattern ${shown} is not an ECMAScript regular expression with the u flag (${(error as Error).message.replace(/^Invalid regular expression: \/.*\/u: /s, '')}), as JSON Schema requires`);
+  }
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(alignWithEcmaScript(RE2JS.translateRegExp(pattern)), caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
