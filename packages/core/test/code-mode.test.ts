@@ -118,6 +118,23 @@ describe('the code tool', () => {
     expect((result as ToolSuccess).value).toMatchObject({ result: { ok: false, code: 'UNKNOWN_TOOL' } });
   });
 
+  it('a program calls only tools on its `tools`: any other name is refused by the host, never reaching the pipeline or `calls`', async () => {
+    const denied = tool('secret_op', { execute: () => 'ran' });
+    const inner = engine([tool('a'), denied], { policy: { default: 'allow', rules: [{ tool: 'secret_op', decision: 'deny' }] } });
+    const result = await runProgram(inner, runnerOf(async (request) => {
+      const answers: SubCallAnswer[] = [];
+      for (const name of ['secret_op', 'run_code', `write_file\u202e${'x'.repeat(300)}`, 42, 'a']) answers.push(await request.callTool(name as string, {}));
+      return answers as unknown as JsonValue;
+    }));
+    const { result: answers } = (result as ToolSuccess).value as { result: SubCallAnswer[] };
+    expect(answers.slice(0, 4).map((answer) => (answer.ok ? 'ok' : answer.code))).toEqual(['UNKNOWN_TOOL', 'UNKNOWN_TOOL', 'UNKNOWN_TOOL', 'UNKNOWN_TOOL']);
+    expect(answers[0]).toEqual({ ok: false, code: 'UNKNOWN_TOOL', message: '"secret_op" is not one of this program\'s tools' });
+    expect((answers[2] as { message: string }).message).toBe(`"write_file\\u202e${'x'.repeat(117)}…" is not one of this program's tools`);
+    expect(answers[4]).toMatchObject({ ok: true });
+    expect(result.metadata).toMatchObject({ calls: [{ name: 'a', isError: false }] });
+    expect((result.metadata as { calls: unknown[] }).calls).toHaveLength(1);
+  });
+
   it('the host refuses calls past the total cap and past the in-flight cap, whatever the program does', async () => {
     const gate = deferred();
     const inner = engine([tool('slow', { isConcurrencySafe: () => true, execute: async () => (await gate.promise, 'done') })]);

@@ -121,7 +121,6 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
   if (typeof runner !== 'function') throw new AirlockError('INVALID_OPTION', 'options.runner must be a function', { path: 'options.runner' });
   const name = options.name ?? DEFAULT_CODE_TOOL_NAME;
   const limits = codeModeLimits(options.limits);
-  const refused = new Set([name]);
   const offered = codeModeTools(engine, options.tenant, name);
   return defineTool({
     name,
@@ -141,7 +140,8 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
       if (options.tenant !== undefined && exec.tenant !== options.tenant) throw new ToolCallError('TOOL_ERROR', escapeControls(`${name}: made for tenant ${JSON.stringify(options.tenant)}, called for ${exec.tenant === undefined ? 'no tenant' : `tenant ${JSON.stringify(exec.tenant)}`}; pass the same tenant to the engine's run`));
       // The program's wall-clock deadline bounds the whole call, its sub-calls' settling included.
       const deadline = performance.now() + limits.timeoutMs;
-      const subCalls = new SubCalls({ run: engine.run, tenant: exec.tenant, signal: exec.signal, limits, idPrefix: `${exec.callId}/${name}`, refused, sharesValue: (tool) => valueIsShared(engine.registry.get(tool)?.definition) });
+      const tools = offeredNames(engine, exec.tenant, name);
+      const subCalls = new SubCalls({ run: engine.run, tenant: exec.tenant, signal: exec.signal, limits, idPrefix: `${exec.callId}/${name}`, offered: new Set(tools), sharesValue: (tool) => valueIsShared(engine.registry.get(tool)?.definition) });
       let metadata: ResultMetadata = {};
       let outcome: CodeRunOutcome;
       try {
@@ -151,7 +151,7 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
           tenant: exec.tenant,
           signal: exec.signal,
           limits,
-          tools: offeredNames(engine, exec.tenant, name),
+          tools,
           callTool: (tool, toolArgs) => subCalls.call(tool, toolArgs),
           setMetadata: (next) => {
             metadata = { ...metadata, ...next };

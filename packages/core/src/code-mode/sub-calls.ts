@@ -7,6 +7,7 @@ import type { JsonValue } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import { failureContent, type ToolResult } from '../result/tool-result.js';
 import { linkAbortSignal, type LinkedAbort } from '../util/merge-abort-signals.js';
+import { escapeControls } from '../util/visible-text.js';
 import type { CodeModeLimits } from './code-mode-limits.js';
 
 /** What the program's `await tools.x(args)` receives: the value, or the failure it rejects with. */
@@ -25,6 +26,8 @@ export type RunTurn = (calls: readonly ToolCallRequest[], options: { readonly si
 
 /** Event-loop turns a batch may wait for more calls of the same burst. */
 const MAX_BATCH_WAITS = 8;
+/** Characters of a name that is not a tool shown in its refusal: a program can make one of megabytes. */
+const MAX_SHOWN_NAME = 128;
 
 interface Pending {
   readonly request: ToolCallRequest;
@@ -39,7 +42,7 @@ export class SubCalls {
   readonly #tenant: string | undefined;
   readonly #limits: CodeModeLimits;
   readonly #idPrefix: string;
-  readonly #refused: ReadonlySet<string>;
+  readonly #offered: ReadonlySet<string>;
   readonly #scope: LinkedAbort;
   readonly #records: SubCallRecord[] = [];
   #queue: Pending[] = [];
@@ -55,16 +58,17 @@ export class SubCalls {
   readonly #sharesValue: (name: string) => boolean;
 
   /**
-   * `signal` is the program's call's: cancelling it cancels every sub-call. `refused` names
-   * tools a program may never call (the code tool itself: no program starts another).
+   * `signal` is the program's call's: cancelling it cancels every sub-call. `offered` names
+   * the tools on the program's `tools`, the only ones it may call (never the code tool itself:
+   * no program starts another).
    */
-  constructor(options: { run: RunTurn; tenant: string | undefined; signal: AbortSignal; limits: CodeModeLimits; idPrefix: string; refused: ReadonlySet<string>; sharesValue: (name: string) => boolean }) {
+  constructor(options: { run: RunTurn; tenant: string | undefined; signal: AbortSignal; limits: CodeModeLimits; idPrefix: string; offered: ReadonlySet<string>; sharesValue: (name: string) => boolean }) {
     this.#run = options.run;
     this.#sharesValue = options.sharesValue;
     this.#tenant = options.tenant;
     this.#limits = options.limits;
     this.#idPrefix = options.idPrefix;
-    this.#refused = options.refused;
+    this.#offered = options.offered;
     this.#scope = linkAbortSignal(options.signal);
   }
 
@@ -80,9 +84,15 @@ export class SubCalls {
     if (this.#inFlight >= this.#limits.maxCallsInFlight) return Promise.resolve(refusal('TOO_MANY_CALLS', `a program may have at most ${this.#limits.maxCallsInFlight} tool calls waiting at once`));
     this.#made += 1;
     const id = `${this.#idPrefix}.${this.#made}`;
-    // A name that is not a string, or names the code tool, is simply no tool the program has.
-    const toolName = typeof name === 'string' && !this.#refused.has(name) ? name : `${typeof name === 'string' ? name : '?'} (not available in a program)`;
-    const request: ToolCallRequest = { id, name: toolName, arguments: (args === undefined ? {} : args) as JsonValue };
+    // Only a tool on the program's `tools` is called. The realm sends any name a program's code
+    // can make it send (a toJSON on Object.prototype rewrote the request: an outside tester's
+    // find), so the host holds the list: the code tool itself and tools denied outright are
+    // not on it, and a name that is not is answered here, never reaching the pipeline or `calls`.
+    if (typeof name !== 'string' || !this.#offered.has(name)) {
+      const shown = typeof name !== 'string' ? 'that' : escapeControls(name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name);
+      return Promise.resolve(refusal('UNKNOWN_TOOL', `${typeof name === 'string' ? `"${shown}"` : shown} is not one of this program's tools`));
+    }
+    const request: ToolCallRequest = { id, name, arguments: (args === undefined ? {} : args) as JsonValue };
     this.#inFlight += 1;
     return new Promise<SubCallAnswer>((resolve) => {
       this.#queue.push({ request, resolve, startedAt: performance.now(), answered: false });
