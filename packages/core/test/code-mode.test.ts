@@ -241,6 +241,14 @@ describe('the code tool', () => {
     expect(report).toEqual({ ok: false, code: 'INVALID_TOOL_OUTPUT', message: "report: the tool's result does not match what it declares" });
   });
 
+  it('what the sub-calls\' tools logged reaches the operator in the metadata, naming tool and call, never the model', async () => {
+    const noisy = tool('noisy', { execute: (_args, exec) => (exec.setMetadata({ logs: [{ level: 'warn', message: 'PLUGIN line' }], logsDropped: 2 }), 'done') });
+    const result = await runProgram(engine([noisy]), runnerOf(async (request) => ((await request.callTool('noisy', {})) as { value: JsonValue }).value));
+    expect(result.metadata?.logs).toEqual([{ level: 'warn', message: 'noisy (p/run_code.1): PLUGIN line' }]);
+    expect(result.metadata?.logsDropped).toBe(2);
+    expect(result.content).not.toContain('PLUGIN');
+  });
+
   it('sub-calls carry the program\'s tenant', async () => {
     const inner = engine([tool('who', { execute: (_args, exec) => exec.tenant ?? null })]);
     const result = await runProgram(inner, runnerOf(async (request) => ((await request.callTool('who', {})) as { value: JsonValue }).value), { tenant: 'acme' });

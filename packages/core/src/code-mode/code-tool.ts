@@ -166,13 +166,22 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
         // for, up to the program's deadline (a trusted tool may ignore its signal). A program
         // stopped at its deadline still gives them a moment to answer their cancellation.
         await subCalls.close(Math.max(deadline, performance.now() + SETTLE_GRACE_MS));
-        // The sub-calls are in the metadata too, so a program stopped by a limit still says what it called.
-        exec.setMetadata({ ...metadata, calls: subCalls.records() as unknown as JsonValue });
+        // The sub-calls are in the metadata too, so a program stopped by a limit still says what it
+        // called; and what their tools logged joins the program's lines, for the operator alone.
+        exec.setMetadata({ ...metadata, ...withSubCallLogs(metadata, subCalls.logs()), calls: subCalls.records() as unknown as JsonValue });
       }
       const value: CodeModeValue = { result: outcome.result, logs: outcome.logs, calls: subCalls.records() };
       return value as unknown as JsonValue;
     },
   });
+}
+
+/** The program's log lines followed by its sub-calls' tools' lines, and how many were dropped in all. */
+function withSubCallLogs(metadata: ResultMetadata, sub: ReturnType<SubCalls['logs']>): ResultMetadata {
+  if (sub.lines.length === 0 && sub.dropped === 0) return {};
+  const own = Array.isArray(metadata.logs) ? metadata.logs : [];
+  const dropped = (typeof metadata.logsDropped === 'number' ? metadata.logsDropped : 0) + sub.dropped;
+  return { logs: [...own, ...sub.lines] as unknown as JsonValue, ...(dropped > 0 ? { logsDropped: dropped } : {}) };
 }
 
 /**

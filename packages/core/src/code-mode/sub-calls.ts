@@ -26,6 +26,8 @@ export type RunTurn = (calls: readonly ToolCallRequest[], options: { readonly si
 
 /** Event-loop turns a batch may wait for more calls of the same burst. */
 const MAX_BATCH_WAITS = 8;
+/** Log lines of the sub-calls' tools kept for the operator, per program; the rest are counted. */
+const MAX_SUB_CALL_LOG_LINES = 1000;
 /** Characters of a name that is not a tool shown in its refusal: a program can make one of megabytes. */
 const MAX_SHOWN_NAME = 128;
 
@@ -45,6 +47,8 @@ export class SubCalls {
   readonly #offered: ReadonlySet<string>;
   readonly #scope: LinkedAbort;
   readonly #records: SubCallRecord[] = [];
+  readonly #logs: { readonly level: string; readonly message: string }[] = [];
+  #logsDropped = 0;
   #queue: Pending[] = [];
   /** The batch of the turn running now. */
   #running: readonly Pending[] = [];
@@ -70,6 +74,14 @@ export class SubCalls {
     this.#idPrefix = options.idPrefix;
     this.#offered = options.offered;
     this.#scope = linkAbortSignal(options.signal);
+  }
+
+  /**
+   * What the sub-calls' tools logged (a plugin's console and log capability), each line naming
+   * its tool and call: for the operator, as a direct call's lines are, never for the model.
+   */
+  logs(): { readonly lines: readonly { readonly level: string; readonly message: string }[]; readonly dropped: number } {
+    return { lines: [...this.#logs], dropped: this.#logsDropped };
   }
 
   /** The sub-calls that reached the pipeline, in the order they were answered. */
@@ -179,6 +191,22 @@ export class SubCalls {
     });
   }
 
+  #keepLogs(result: ToolResult): void {
+    const lines = result.metadata?.logs;
+    if (Array.isArray(lines)) {
+      for (const line of lines) {
+        if (this.#logs.length >= MAX_SUB_CALL_LOG_LINES) {
+          this.#logsDropped += 1;
+          continue;
+        }
+        const { level, message } = (line ?? {}) as { level?: unknown; message?: unknown };
+        this.#logs.push({ level: typeof level === 'string' ? level : 'info', message: `${result.name} (${result.callId}): ${String(message)}` });
+      }
+    }
+    const dropped = result.metadata?.logsDropped;
+    if (typeof dropped === 'number') this.#logsDropped += dropped;
+  }
+
   async #runTurn(batch: readonly Pending[]): Promise<void> {
     this.#running = batch;
     let results: ToolResult[] | undefined;
@@ -189,6 +217,7 @@ export class SubCalls {
     }
     batch.forEach((pending, index) => {
       const result = results?.[index];
+      if (result !== undefined) this.#keepLogs(result);
       this.#inFlight -= 1;
       if (pending.answered) return;
       pending.answered = true;
