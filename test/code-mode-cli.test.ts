@@ -7,6 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
 
 describe('airlock run --code-mode', () => {
+  it('a plugin tool named like the code tool is a usage error, not a tool hidden without a word', async () => {
+    for (const command of ['run', 'schemas']) {
+      const { code, stderr } = await airlock([command, ...(command === 'run' ? ['-'] : []), '--code-mode', '--plugins', 'test/fixtures/code-mode-name-clash'], { input: JSON.stringify({ role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run_code', arguments: '{"code":"return 1"}' } }] }) });
+      expect(code).toBe(2);
+      expect(oneLine(stderr)).toBe('airlock: --code-mode: a plugin\'s tool is named "run_code", the name of the code tool, which would hide it; rename that tool, or run without --code-mode');
+    }
+  });
+
   it('runs the bundled example: one program gathers from several tools and returns a summary', async () => {
     const { code, stdout, stderr } = await airlock(['run', '--code-mode', '--json']);
     expect(code).toBe(0);

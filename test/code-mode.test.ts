@@ -1,7 +1,7 @@
 // Code Mode end to end: a program in its own isolate realm calls trusted and sandboxed tools,
 // and every call walks the engine's pipeline (validation, gate with ask, guards, scheduler).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AirlockError, createEngine, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
+import { AirlockError, createEngine, defineTool, type ToolFailure, type ToolResult, type ToolSuccess } from '@airlock/core';
 import { readFileSync } from 'node:fs';
 import { createCodeMode, type Sandbox } from '@airlock/sandbox';
 import { codeModeHarness, type CodeModeHarness } from './support/code-mode-harness.js';
@@ -201,6 +201,8 @@ describe('createCodeMode options', () => {
     [{ limits: { cpuMs: 40_000 } }, 'options.limits.cpuMs must be at most 30000 (the sandbox\'s cap)'],
     [{ limits: { memoryMb: 4 } }, 'options.limits.memoryMb must be at least 8'],
     [{ limits: { maxCalls: 1.5 } }, 'options.limits.maxCalls must be a positive integer'],
+    [{ limits: { maxCalls: 1001 } }, 'options.limits.maxCalls must be at most 1000 (the requests one sandboxed call may make)'],
+    [{ engine: createEngine({ tools: [defineTool({ name: 'run_code', description: 'a plugin\'s', parameters: { type: 'object' }, execute: () => 1 })], policy: { default: 'allow' } }) }, 'options.engine already has a tool named "run_code" (a plugin\'s?): a program could not call it, and the code tool would hide it; give the code tool another name (options.name)'],
   ])('%j: %s', (bad, message) => {
     let thrown: unknown;
     try {

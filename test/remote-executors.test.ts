@@ -3,7 +3,7 @@
 // killed executor is SANDBOX_CRASH within the deadline; a call no executor took never runs;
 // capabilities are answered by the host that made the call, only while that call runs.
 import { createEngine, type Engine, type JsonValue, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
-import { createRemoteSandbox, createSandbox, SandboxError, startExecutor, type Capability, type Sandbox } from '@airlock/sandbox';
+import { createCodeMode, createRemoteSandbox, createSandbox, SandboxError, startExecutor, type Capability, type Sandbox } from '@airlock/sandbox';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
@@ -313,6 +313,12 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(codes(await a1)).toEqual(['ABORTED']);
     stop.abort();
     await Promise.all([...busy, ...queued]);
+  });
+
+  it('Code Mode refuses a remote sandbox at once: programs run on local sandbox processes only', async () => {
+    await executor();
+    const { sandbox, engine } = await remote();
+    expect(() => createCodeMode({ engine, sandbox })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringContaining('options.sandbox must be a local sandbox (createSandbox)') }));
   });
 
   it('drains on SIGTERM: the call in flight finishes, new calls go elsewhere, the executor exits 0', async () => {

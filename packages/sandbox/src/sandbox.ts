@@ -125,6 +125,8 @@ export interface SandboxInternals {
   /** How many programs it may run at once, in all: the type stripper's threads. */
   readonly programThreads: number;
   readonly caps: PluginLimits;
+  /** Its calls run on remote executors (a HostOverride), which hold no Code Mode plugin. */
+  readonly remote: boolean;
 }
 export const sandboxInternals = new WeakMap<Sandbox, SandboxInternals>();
 
@@ -250,7 +252,7 @@ export function openSandbox(given: SandboxOptions, testing: TestingHooks, overri
     },
   };
   sandboxHosts.set(sandbox, host);
-  sandboxInternals.set(sandbox, { host, hooks, programAdmission, programThreads: callThreads, caps });
+  sandboxInternals.set(sandbox, { host, hooks, programAdmission, programThreads: callThreads, caps, remote: override !== undefined });
   return sandbox;
 }
 

@@ -4,13 +4,14 @@
 // What a call's plugin logged (its console and the log capability) reaches the client as
 // logging notifications on that call's own request, at or above the level it set.
 import { createEngine, failureContent, mcpCallToolResult, sharedOutputSchema, type Approver, type Engine, type JsonValue, type PipelineObservers, type ToolRegistry, type ToolResult } from '@airlock/core';
-import { createCodeMode, type Sandbox } from '@airlock/sandbox';
+import type { Sandbox } from '@airlock/sandbox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { elicitationMessage } from './approval-prompt.js';
 import { visible } from './terminal-text.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, LoggingLevelSchema, McpError, SetLevelRequestSchema, type CallToolResult, type LoggingLevel, type RequestId, type ServerNotification, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { logName } from './log-name.js';
+import { codeModeOver } from './open-engine.js';
 import { paramsProblem } from './mcp-params-problem.js';
 import { roundedIntegerIn, roundedIntegerWords } from './rounded-integers.js';
 import type { RoundedRequests } from './rounded-requests.js';
@@ -137,7 +138,7 @@ export function createMcpSession(options: McpSessionOptions): Server {
     },
   });
   const engine: Engine = options.codeMode === true
-    ? createEngine({ tools: [createCodeMode({ engine: tools, sandbox: options.sandbox }).tool({ tenant: options.tenant })], policy: { default: 'allow' } })
+    ? createEngine({ tools: [codeModeOver(tools, options.sandbox).tool({ tenant: options.tenant })], policy: { default: 'allow' } })
     : tools;
 
   // MCP's lifecycle: nothing but ping before initialize (the SDK's server would serve it all).

@@ -1,6 +1,6 @@
 // Glue: a sandbox with the given plugins, and an engine whose policy is the plugins'
 // manifests. Plugin faults become one-line usage errors naming the manifest path.
-import { createEngine, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
+import { createEngine, DEFAULT_CODE_TOOL_NAME, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
 import { createCodeMode, createRemoteSandbox, createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { asFlagMessage, withOfferHint } from './host-capabilities.js';
 import { visible } from './terminal-text.js';
@@ -65,7 +65,7 @@ export async function openEngine(pluginPaths: readonly string[], options: OpenEn
     ...(options.observers === undefined || options.codeMode !== undefined ? {} : { observers: options.observers }),
   });
   if (options.codeMode === undefined) return { engine, sandbox, close: () => sandbox.close() };
-  const codeMode = createCodeMode({ engine, sandbox });
+  const codeMode = codeModeOver(engine, sandbox);
   const outer = createEngine({
     tools: [codeMode.tool(options.codeMode.tenant === undefined ? {} : { tenant: options.codeMode.tenant })],
     // The code tool itself is always allowed: each tool a program calls is decided by the plugins' policy.
@@ -86,4 +86,15 @@ export function warningText(warning: string): string {
   // and its warning goes on with our words after it.
   const name = /: secrets\.([A-Za-z_][A-Za-z0-9_]*): this host supplies no value for it, so fetch refuses requests to its origins$/.exec(warning)?.[1];
   return `${visible(warning)}${name === undefined ? '' : ` (give it with --secret ${name}=env:VARIABLE)`}`;
+}
+
+/**
+ * --code-mode's Code Mode over the plugins' engine. A plugin's tool named like the code tool
+ * would vanish behind it, never callable, without a word: a usage error naming it instead.
+ */
+export function codeModeOver(engine: Engine, sandbox: Sandbox): ReturnType<typeof createCodeMode> {
+  if (engine.registry.has(DEFAULT_CODE_TOOL_NAME)) {
+    throw new UsageError(`--code-mode: a plugin's tool is named "${DEFAULT_CODE_TOOL_NAME}", the name of the code tool, which would hide it; rename that tool, or run without --code-mode`);
+  }
+  return createCodeMode({ engine, sandbox });
 }

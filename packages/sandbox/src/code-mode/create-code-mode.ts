@@ -5,7 +5,7 @@
 // console bounded, and one capability (the tool call) scoped by token to this very call.
 import { AirlockError, codeModeLimits, createCodeTool, DEFAULT_CODE_TOOL_NAME, type AnyTool, type CodeLogLine, type CodeModeLimits, type CodeRunner, type Engine, type JsonObject, type JsonValue, type SubCallAnswer } from '@airlock/core';
 import { createHash, randomUUID } from 'node:crypto';
-import { MAX_CAPABILITY_BYTES } from '../isolate/live-call.js';
+import { MAX_CAPABILITY_BYTES, MAX_CAPABILITY_REQUESTS } from '../isolate/live-call.js';
 import type { PluginSpec } from '../worker/worker-protocol.js';
 import { MIN_MEMORY_MB } from '../manifest/host-limits.js';
 import type { LoadedPlugin } from '../plugin/loaded-plugin.js';
@@ -67,6 +67,14 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     if (limits[key] > internals.caps[key]) throw new AirlockError('INVALID_OPTION', `options.limits.${key} must be at most ${internals.caps[key]} (the sandbox's cap)`, { path: `options.limits.${key}` });
   }
   if (limits.memoryMb < MIN_MEMORY_MB) throw new AirlockError('INVALID_OPTION', `options.limits.memoryMb must be at least ${MIN_MEMORY_MB}`, { path: 'options.limits.memoryMb' });
+  // Each sub-call is one capability request of the program's call, and a call makes at most
+  // MAX_CAPABILITY_REQUESTS: more calls would be refused by the channel as TOO_MANY_REQUESTS.
+  if (limits.maxCalls > MAX_CAPABILITY_REQUESTS) throw new AirlockError('INVALID_OPTION', `options.limits.maxCalls must be at most ${MAX_CAPABILITY_REQUESTS} (the requests one sandboxed call may make)`, { path: 'options.limits.maxCalls' });
+  // Programs run on this machine's sandbox processes: a remote sandbox's executors hold no Code Mode plugin.
+  if (internals.remote) throw new AirlockError('INVALID_OPTION', 'options.sandbox must be a local sandbox (createSandbox): Code Mode programs do not run on remote executors; sub-calls of a program still may, through options.engine', { path: 'options.sandbox' });
+  if (typeof options.engine?.registry?.has === 'function' && options.engine.registry.has(name)) {
+    throw new AirlockError('INVALID_OPTION', `options.engine already has a tool named "${name}" (a plugin's?): a program could not call it, and the code tool would hide it; give the code tool another name (options.name)`, { path: 'options.name' });
+  }
 
   const source = codeModeModuleSource(name, CALL_CAPABILITY);
   const isolateLimits = { memoryMb: limits.memoryMb, timeoutMs: limits.timeoutMs, cpuMs: limits.cpuMs, maxOutputBytes: limits.maxOutputBytes };
