@@ -104,7 +104,10 @@ function joinPolicy(policy: PolicyConfig | PermissionPolicy, sourceRules: readon
     const config = plainOptions<PolicyConfig>(policy, ['default', 'rules'], 'policy', 'an object ({ default, rules? }) or a PermissionPolicy');
     const own: unknown = config.rules;
     if (own !== undefined && !Array.isArray(own)) return createPolicy(config as PolicyConfig);
-    return createPolicy({ default: config.default as PolicyConfig['default'], rules: [...sourceRules, ...listCopy((own ?? []) as unknown[])] as PolicyRule[] });
+    const rules = listCopy((own ?? []) as unknown[]) as PolicyRule[];
+    // Checked alone first, so a mistake is named by its place in the host's own list (policy.rules[0]), not in the joined one.
+    createPolicy({ default: config.default as PolicyConfig['default'], rules });
+    return createPolicy({ default: config.default as PolicyConfig['default'], rules: [...sourceRules, ...rules] });
   }
   if (sourceRules.length === 0) return policy;
   const fromSources = createPolicy({ default: 'allow', rules: sourceRules });
@@ -133,6 +136,42 @@ function deniedOutright(policy: PermissionPolicy, toolName: string, tenant: stri
 
 const ENGINE_OPTIONS = ['sources', 'tools', 'registry', 'policy', 'approver', 'guards', 'executeWrappers', 'observers', 'limits', 'maxParallel', 'preSchedule'] as const;
 const OBSERVERS = ['onResult', 'onStage', 'onLateSettlement', 'onError'] as const;
+
+/**
+ * What a host-supplied list (tools, a source's tools) holds, read once: what reading it throws,
+ * or a value that is no list, is INVALID_OPTION naming where, not a TypeError from deep inside.
+ * (What is in it is checked as it is registered.)
+ */
+function readList<T>(read: () => Iterable<T> | null | undefined, path: string): T[] {
+  try {
+    const list = read();
+    if (list === null || typeof list !== 'object' || typeof (list as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') throw new AirlockError('INVALID_OPTION', `${path} must give a list of tools`, { path });
+    return [...list];
+  } catch (error) {
+    if (AirlockError.isInstance(error)) throw error;
+    throw new AirlockError('INVALID_OPTION', `${path} could not be read (${error instanceof Error ? error.message : String(error)})`, { path }, { cause: error });
+  }
+}
+
+/** A source's rules, each checked here so a mistake names the source, not a place in the joined list. */
+function sourceRulesOf(source: ToolSource, index: number): PolicyRule[] {
+  const path = `options.sources[${index}].policyRules()`;
+  let rules: unknown;
+  try {
+    rules = source.policyRules();
+  } catch (error) {
+    throw new AirlockError('INVALID_OPTION', `${path} could not be read (${error instanceof Error ? error.message : String(error)})`, { path }, { cause: error });
+  }
+  if (!Array.isArray(rules)) throw new AirlockError('INVALID_OPTION', `${path} must give a list of policy rules`, { path });
+  const list = listCopy(rules as unknown[]) as PolicyRule[];
+  try {
+    createPolicy({ default: 'allow', rules: list });
+  } catch (error) {
+    if (!AirlockError.isInstance(error)) throw error;
+    throw new AirlockError('INVALID_OPTION', error.message.replace(/^policy\.rules/, path), { path: String(error.details?.path ?? path).replace(/^policy\.rules/, path) });
+  }
+  return list;
+}
 
 /** A list of functions (guards, wrappers), read once. */
 function functions<T>(value: unknown, path: string): T[] {
@@ -181,10 +220,13 @@ export function createEngine(given: EngineOptions): Engine {
     }
   });
 
+  if (options.registry !== undefined && !(options.registry instanceof ToolRegistry)) throw new AirlockError('INVALID_OPTION', 'options.registry must be a ToolRegistry', { path: 'options.registry' });
   const registry = options.registry ?? new ToolRegistry();
-  for (const source of sources) for (const tool of source.tools()) registry.register(tool);
-  for (const tool of options.tools ?? []) registry.register(tool);
-  const sourceRules = sources.flatMap((source) => source.policyRules());
+  sources.forEach((source, index) => {
+    for (const tool of readList<AnyTool>(() => source.tools(), `options.sources[${index}].tools()`)) registry.register(tool);
+  });
+  for (const tool of readList(() => options.tools ?? [], 'options.tools')) registry.register(tool);
+  const sourceRules = sources.flatMap((source, index) => sourceRulesOf(source, index));
   const preSchedules = [...sources.map((source) => source.preSchedule), options.preSchedule].filter((hook): hook is PreSchedule => hook !== undefined);
   const policy = joinPolicy(options.policy, sourceRules);
   const config: SchedulerConfig = {

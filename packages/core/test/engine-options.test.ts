@@ -154,3 +154,25 @@ describe('createEngine and run read their options by key', () => {
     expect(() => subject.tools('openai', { tennant: 'acme' } as never)).toThrow(refusal('options.tennant'));
   });
 });
+
+describe('a host-supplied list or source that cannot be read', () => {
+  const source = (overrides: Record<string, unknown>) => ({ tools: () => [], policyRules: () => [], ...overrides });
+  it.each([
+    ['a tools iterator that throws', { tools: { [Symbol.iterator]() { throw new TypeError('iterator broke'); } } }, 'options.tools', /could not be read \(iterator broke\)/],
+    ['a source whose tools() throws', { sources: [source({ tools: () => { throw new Error('load failed'); } })] }, 'options.sources[0].tools()', /could not be read \(load failed\)/],
+    ['a source whose tools() gives null', { sources: [source({ tools: () => null })] }, 'options.sources[0].tools()', /must give a list of tools/],
+    ['a source whose policyRules() gives one rule, not a list', { sources: [source({ policyRules: () => ({ tool: 'x', decision: 'deny' }) })] }, 'options.sources[0].policyRules()', /must give a list of policy rules/],
+    ['a source rule with a mistake', { sources: [source({}), source({ policyRules: () => [{ tool: 'x', decision: 'nope' }] })] }, 'options.sources[1].policyRules()[0].decision', /^options\.sources\[1\]\.policyRules\(\)\[0\]\.decision must be/],
+    ['a registry that is not a ToolRegistry', { registry: {} }, 'options.registry', /must be a ToolRegistry/],
+  ])('%s is INVALID_OPTION naming it', (_name, options, path, message) => {
+    expect(() => createEngine({ policy: { default: 'allow' }, ...(options as object) })).toThrow(refusal(path, message));
+  });
+
+  it('a mistake in the host\'s own rules is named by its place in the host\'s list, with sources or without', () => {
+    const rules = [{ tool: 'x', decision: 'allow' }, { tool: 'x', whem: { p: '/a' }, decision: 'deny' }];
+    const withSource = { sources: [{ tools: () => [], policyRules: () => [{ tool: 'y', decision: 'deny' as const }] }] };
+    for (const extra of [{}, withSource]) {
+      expect(() => createEngine({ policy: { default: 'allow', rules } as never, ...extra })).toThrow(refusal('policy.rules[1].whem'));
+    }
+  });
+});
