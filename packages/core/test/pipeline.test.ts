@@ -570,6 +570,12 @@ describe('execute stage', () => {
     expect(failure(result).error.message).toBe('t: GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status');
   });
 
+  it('a URL with no host names a local path: unix:///var/run/docker.sock and sqlite:////srv/db lose the path', async () => {
+    const t = tool('t', { execute: () => { throw new Error('connect ENOENT unix:///var/run/docker.sock and could not open sqlite:////srv/app/private/users.db'); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe('t: connect ENOENT unix://<path> and could not open sqlite://<path>');
+  });
+
   it('a slash between words or numbers is no path, and an async frame is a frame', async () => {
     const t = tool('t', { execute: () => { throw new Error('and/or HTTP/1.1 at 3/4 of 10 km/h\n    at async Promise.all (index 0)'); } });
     const [result] = await engine([t]).run([call('t')]);

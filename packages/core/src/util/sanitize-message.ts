@@ -28,8 +28,13 @@ export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, i
   const read = withoutFrames.slice(0, READ_FACTOR * maxChars);
   const cleaned = read
     .replace(FILE_URL, '<path>')
-    // A web URL's "//host/..." is no host path: matched first, kept as it is.
-    .replace(WEB_URL_OR_POSIX_PATH, (match) => (WEB_URL_START.test(match) && !/^file:/i.test(match) ? match : '<path>'))
+    // A web URL's "//host/..." is no host path: matched first, kept as it is. A URL with no host
+    // (unix:///var/run/docker.sock, sqlite:////srv/app/users.db) names a local path all the same.
+    .replace(WEB_URL_OR_POSIX_PATH, (match) => {
+      const scheme = WEB_URL_START.exec(match)?.[0];
+      if (scheme === undefined || /^file:/i.test(match)) return '<path>';
+      return match[scheme.length] === '/' ? `${scheme}<path>` : match;
+    })
     .replace(WINDOWS_PATH, '<path>')
     .replace(/\n{2,}/g, '\n')
     .trim();
