@@ -249,6 +249,15 @@ describe('the code tool', () => {
     expect(result.content).not.toContain('PLUGIN');
   });
 
+  it('console lines full of control characters (six bytes each in JSON) never push a program past its output limit', async () => {
+    const logs = Array.from({ length: 100 }, () => ({ level: 'info', message: '\u0001'.repeat(160) }));
+    const result = await runProgram(engine([tool('a')]), runnerOf(async () => 'x'.repeat(60_000), logs));
+    expect(result.isError).toBe(false);
+    const kept = ((result as ToolSuccess).value as { logs: { message: string }[] }).logs;
+    expect(kept.length).toBeLessThan(100);
+    expect(kept.at(-1)!.message).toBe(`(${101 - kept.length} more console lines not kept: the log is limited to 32768 bytes of JSON)`);
+  });
+
   it('sub-calls carry the program\'s tenant', async () => {
     const inner = engine([tool('who', { execute: (_args, exec) => exec.tenant ?? null })]);
     const result = await runProgram(inner, runnerOf(async (request) => ((await request.callTool('who', {})) as { value: JsonValue }).value), { tenant: 'acme' });

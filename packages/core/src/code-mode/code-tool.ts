@@ -73,6 +73,9 @@ export interface CodeModeValue {
   readonly calls: readonly SubCallRecord[];
 }
 
+/** Bytes of JSON the value's console lines may take (what the realm keeps is 16 KiB of text). */
+const LOG_JSON_BYTES = 32 * 1024;
+
 /** How long sub-calls cancelled at or past the program's deadline get to answer. */
 const SETTLE_GRACE_MS = 50;
 
@@ -131,8 +134,8 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
       required: ['code'],
       additionalProperties: false,
     },
-    // The program's result is bounded by limits.maxOutputBytes in its isolate; its logs (16 KiB) and call list ride along.
-    maxOutputBytes: limits.maxOutputBytes + 32 * 1024 + limits.maxCalls * 256,
+    // The program's result is bounded by limits.maxOutputBytes in its isolate; its logs (fitLogs) and call list ride along.
+    maxOutputBytes: limits.maxOutputBytes + LOG_JSON_BYTES + 1024 + limits.maxCalls * 256,
     projectContent: (_args, value) => contentOf(value as unknown as CodeModeValue, limits.maxOutputBytes),
     execute: async (args: JsonObject, exec): Promise<JsonValue> => {
       // Made for one tenant, it never runs a program as another: an embedder who forgot the
@@ -170,10 +173,25 @@ export function createCodeTool(options: CodeToolOptions): AnyTool {
         // called; and what their tools logged joins the program's lines, for the operator alone.
         exec.setMetadata({ ...metadata, ...withSubCallLogs(metadata, subCalls.logs()), calls: subCalls.records() as unknown as JsonValue });
       }
-      const value: CodeModeValue = { result: outcome.result, logs: outcome.logs, calls: subCalls.records() };
+      const value: CodeModeValue = { result: outcome.result, logs: fitLogs(outcome.logs), calls: subCalls.records() };
       return value as unknown as JsonValue;
     },
   });
+}
+
+/**
+ * The console lines as the value carries them: at most LOG_JSON_BYTES of JSON. The realm keeps
+ * 16 KiB of text, but JSON writes a control character as six (\u0001): 16 KiB of them made a
+ * program that kept within its own limits fail OUTPUT_TOO_LARGE (an outside tester's find).
+ * Lines past the allowance are dropped, and a last line says how many.
+ */
+function fitLogs(lines: readonly CodeLogLine[]): readonly CodeLogLine[] {
+  let bytes = 2;
+  for (let index = 0; index < lines.length; index += 1) {
+    bytes += Buffer.byteLength(JSON.stringify(lines[index]), 'utf8') + 1;
+    if (bytes > LOG_JSON_BYTES) return [...lines.slice(0, index), { level: 'warn', message: `(${lines.length - index} more console lines not kept: the log is limited to ${LOG_JSON_BYTES} bytes of JSON)` }];
+  }
+  return lines;
 }
 
 /** The program's log lines followed by its sub-calls' tools' lines, and how many were dropped in all. */
