@@ -4,7 +4,7 @@
 import { createEngine } from '@airlock/core';
 import { createSandbox } from '@airlock/sandbox';
 import { build } from 'esbuild';
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +78,21 @@ describe('airlock check explains an author\'s mistakes, attributed to their file
     expect(rest).toEqual([]);
     expect(problem).toBe(`${join(BROKEN, 'no-default/index.js')}: has no default export; a plugin module ends with \`export default { tools: [...] }\` (see docs/plugins.md)`);
     expect(problem).not.toContain('SANDBOX_CRASH');
+  });
+
+  it('a module whose compile needs more than 256 MiB outside its heap (V8\'s parser) is refused at load, saying so', async () => {
+    // 360,000 object literals at the top level: about 1.4 MB of source, some 360 MiB of the parser's zone memory.
+    const dir = await mkdtemp(join(tmpdir(), 'airlock-costly-compile-'));
+    try {
+      await writeFile(join(dir, 'index.js'), `if (globalThis.never) { globalThis.data = [${Array.from({ length: 360_000 }, () => '{a}').join(',')}]; }\nexport default { tools: [{ name: 'ok', description: 'd', parameters: { type: 'object' }, execute: () => 1 }] };\n`);
+      await writeFile(join(dir, 'airlock.plugin.json'), JSON.stringify({ name: 'costly-compile', module: './index.js', limits: { memoryMb: 256 } }));
+      const { code, stdout } = await airlock(['check', dir, '--json']);
+      expect(code).toBe(1);
+      const [problem] = (JSON.parse(stdout) as { plugins: { problems: string[] }[] }).plugins.flatMap((plugin) => plugin.problems);
+      expect(problem).toMatch(/could not be loaded: compiling the module took \d+ MiB of memory outside its heap limit, more than 256 MiB/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a CommonJS module is told that plugins are ES modules', async () => {

@@ -98,6 +98,21 @@ export function runOwnScripts(isolate: ivm.Isolate, bootstrap: ivm.Script, realm
 }
 
 /**
+ * V8's parser builds its syntax tree in zone memory, which no heap limit counts: 8 MiB of
+ * `{a},` took 2.4 GB to compile and took a sandbox process past its ceiling, and each worker
+ * compiles a module once more (later realms read the compiled code back from the cache).
+ * A module whose first compile needs more than this is refused, at load, with a message.
+ */
+const MAX_COMPILE_MALLOC_BYTES = 256 * 1024 * 1024;
+
+function refuseCostlyCompile(isolate: ivm.Isolate, mallocedBefore: number): void {
+  const used = isolate.getHeapStatisticsSync().peak_malloced_memory - mallocedBefore;
+  if (used > MAX_COMPILE_MALLOC_BYTES) {
+    throw new PluginLoadFailure(`compiling the module took ${Math.round(used / 1048576)} MiB of memory outside its heap limit, more than ${MAX_COMPILE_MALLOC_BYTES / 1048576} MiB: a module of very many literals at its top level costs this; build large data at run time, or load it through a capability`);
+  }
+}
+
+/**
  * Builds a realm with isolated-vm's synchronous API. Only ever called on an idle isolate:
  * no plugin code runs outside a call, so nothing can hold the isolate's lock here.
  */
@@ -110,10 +125,12 @@ export function buildRealm(isolate: ivm.Isolate, bootstrap: ivm.Script, realmGlo
     // The bootstrap's completion value is its entry function, never put on the global.
     const entry = bootstrap.runSync(context, { timeout: BOOTSTRAP_TIMEOUT_MS, reference: true }) as ivm.Reference;
     const cachedData = codeCache.get(plugin.key);
+    const mallocedBefore = cachedData === undefined ? isolate.getHeapStatisticsSync().malloced_memory : 0;
     const pluginModule = isolate.compileModuleSync(plugin.source, {
       filename: `plugin:${plugin.name}`,
       ...(cachedData === undefined ? { produceCachedData: true } : { cachedData }),
     });
+    if (cachedData === undefined) refuseCostlyCompile(isolate, mallocedBefore);
     const produced = (pluginModule as unknown as { cachedData?: ivm.ExternalCopy<ArrayBuffer> }).cachedData;
     if (cachedData === undefined && produced !== undefined) codeCache.set(plugin.key, produced);
     pluginModule.instantiateSync(context, (specifier) => {
