@@ -20,6 +20,18 @@ describe('describeValidationErrors', () => {
     expect(tags(value, JSON.stringify(value).length)).toBe(false);
     expect(describeValidationErrors(tags.errors)).toBe('/tags/1: must be string, got integer');
   });
+
+  it('names the key a propertyNames rule refuses, says what "not" means, and echoes at most 128 characters of a path or key', () => {
+    const strict = compileValidator(Object.freeze({ type: 'object', propertyNames: { pattern: '^[a-z_]+$' }, properties: { mode: { not: { const: 'x' } } }, additionalProperties: false }), 'strict', 'parameters');
+    const value = { 'Bad-Key': 1, mode: 'x' };
+    expect(strict(value, JSON.stringify(value).length)).toBe(false);
+    expect(describeValidationErrors(strict.errors)).toBe('property name "Bad-Key": must match pattern "^[a-z_]+$"; property name "Bad-Key" is not allowed by the schema; unexpected property "Bad-Key" (not allowed by the schema); /mode: must not be a value the schema excludes ("not")');
+    const huge = { ['k'.repeat(400_000)]: 1 };
+    expect(strict(huge, JSON.stringify(huge).length)).toBe(false);
+    const message = describeValidationErrors(strict.errors);
+    expect(message.length).toBeLessThan(600);
+    expect(message).toContain(`"${'k'.repeat(128)}…"`);
+  });
 });
 
 describe('compileValidator', () => {

@@ -6,9 +6,16 @@ const MAX_LISTED = 8;
 /** Errors read to find the distinct ones listed (anyOf branches repeat each other). */
 const MAX_READ = 200;
 
+/** Characters of a path or a property name the message repeats: the model sent them, and a key of megabytes would come back whole. */
+const MAX_ECHOED = 128;
+
+function cut(text: string): string {
+  return text.length > MAX_ECHOED ? `${text.slice(0, MAX_ECHOED)}…` : text;
+}
+
 /** Where in the value: nothing at the root, a JSON pointer below it (`/items/2/id: `). */
 function at(pointer: string): string {
-  return pointer === '' ? '' : `${pointer}: `;
+  return pointer === '' ? '' : `${cut(pointer)}: `;
 }
 
 function typeName(value: unknown): string {
@@ -19,12 +26,23 @@ function typeName(value: unknown): string {
 }
 
 function describeOne(error: ErrorObject): string {
+  // An error inside propertyNames is about a key, not a value: say which key.
+  const key = (error as { propertyName?: unknown }).propertyName;
+  const text = describeKeyword(error);
+  return typeof key === 'string' ? `property name "${cut(key)}": ${text}` : text;
+}
+
+function describeKeyword(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
-      return `${at(error.instancePath)}missing required property "${String(params.missingProperty)}"`;
+      return `${at(error.instancePath)}missing required property "${cut(String(params.missingProperty))}"`;
     case 'additionalProperties':
-      return `${at(error.instancePath)}unexpected property "${String(params.additionalProperty)}" (not allowed by the schema)`;
+      return `${at(error.instancePath)}unexpected property "${cut(String(params.additionalProperty))}" (not allowed by the schema)`;
+    case 'propertyNames':
+      return `${at(error.instancePath)}property name "${cut(String(params.propertyName))}" is not allowed by the schema`;
+    case 'not':
+      return `${at(error.instancePath)}must not be a value the schema excludes ("not")`;
     case 'type':
       return `${at(error.instancePath)}must be ${String(params.type)}, got ${typeName(error.data)}`;
     case 'enum':
