@@ -18,6 +18,8 @@ describe('airlock bench', () => {
       expect(first.code, `signal ${String(first.signal)}; stderr: ${first.stderr}`).toBe(0);
       const entries = JSON.parse(first.stdout) as { name: string; unit: string; value: number; range?: string; extra?: string }[];
       expect(entries.length).toBeGreaterThan(20);
+      // Every name in a family bench.ts's METRIC_FAMILIES lists: a baseline naming none is refused before measuring.
+      expect(entries.map((entry) => entry.name).filter((name) => !/^(?:baseline|code_mode|peer|remote|sandbox|tenancy|trusted)\./.test(name))).toEqual([]);
       for (const entry of entries) {
         expect(typeof entry.unit).toBe('string');
         expect(Number.isFinite(entry.value)).toBe(true);

@@ -352,6 +352,7 @@ describe('airlock bench', () => {
     ['an entry with a negative value', 'test/fixtures/bench-baselines/negative-value.json', 'entry 0 (sandbox.warm_call): "value" must be a number, 0 or more'],
     ['an entry whose range is no "best..worst"', 'test/fixtures/bench-baselines/bad-range.json', 'entry 0 (sandbox.warm_call_ratio): "range" must be "best..worst"'],
     ['an entry whose name holds a terminal escape', 'test/fixtures/bench-baselines/control-name.json', 'entry 0: "name" is no metric name'],
+    ['of names no airlock bench metric has', 'test/fixtures/bench-baselines/unrelated.json', 'names no metric airlock bench measures (theirs start with baseline., code_mode.,'],
   ])('a baseline that is %s is exit 2, before anything is measured', async (_case, file, message) => {
     const { code, stderr } = await airlock(['bench', '--baseline', file]);
     expect(code).toBe(2);

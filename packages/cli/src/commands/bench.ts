@@ -180,10 +180,17 @@ async function readBaseline(path: string): Promise<BenchmarkEntry[]> {
     if (!(Number.isFinite(entry.value) && entry.value >= 0)) throw new UsageError(`${at} (${entry.name}): "value" must be a number, 0 or more`);
     if (entry.range !== undefined && rangeEnds(entry.range) === undefined) throw new UsageError(`${at} (${entry.name}): "range" must be "best..worst", two positive numbers`);
   });
+  // None of airlock's own names (a baseline of another tool, or of nothing): no run can gate
+  // against it, so it is refused now, not after minutes of measuring.
+  if (!(parsed as BenchmarkEntry[]).some((entry) => METRIC_FAMILIES.some((family) => entry.name.startsWith(family)))) {
+    throw new UsageError(`--baseline ${path}: names no metric airlock bench measures (theirs start with ${METRIC_FAMILIES.join(', ')}; give an earlier "airlock bench --json")`);
+  }
   return parsed as BenchmarkEntry[];
 }
 
 const METRIC_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+/** How every metric airlock bench measures is named (bench-two-runs.test.ts checks a run against it). */
+const METRIC_FAMILIES = ['baseline.', 'code_mode.', 'peer.', 'remote.', 'sandbox.', 'tenancy.', 'trusted.'] as const;
 
 function table(metrics: readonly Metric[], style: ReturnType<typeof stylist>): string {
   const width = Math.max(...metrics.map((metric) => metric.name.length));
