@@ -4,7 +4,8 @@ import { AirlockError } from './errors/airlock-error.js';
 import { MAX_TIMER_MS } from './util/max-timer.js';
 import { listCopy, plainOptions } from './util/plain-options.js';
 import type { JsonObject } from './json/json-types.js';
-import { createPolicy, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
+import { createPolicy, toolNameMatcher, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
+import { didYouMean } from './util/did-you-mean.js';
 import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipeline/hooks.js';
 import { DEFAULT_LIMITS, type PipelineLimits } from './pipeline/pipeline-limits.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
@@ -153,6 +154,22 @@ function readList<T>(read: () => Iterable<T> | null | undefined, path: string): 
   }
 }
 
+/** The host's own rules (a policy config's) whose tool names or globs match no registered tool. */
+function refuseRulesMatchingNoTool(policy: PolicyConfig | PermissionPolicy, names: readonly string[]): void {
+  if (isPolicy(policy)) return;
+  const rules = (policy as { rules?: unknown }).rules;
+  if (!Array.isArray(rules)) return;
+  listCopy(rules as unknown[]).forEach((rule, index) => {
+    const tool = (rule as { tool?: unknown }).tool;
+    const patterns = typeof tool === 'string' ? [tool] : Array.isArray(tool) ? listCopy(tool as unknown[]) : [];
+    for (const pattern of patterns) {
+      if (typeof pattern !== 'string' || names.some(toolNameMatcher(pattern))) continue;
+      const path = `policy.rules[${index}].tool`;
+      throw new AirlockError('INVALID_OPTION', `${path} "${pattern}" matches no tool of this engine${didYouMean(pattern, names)}, so the rule can never apply`, { path });
+    }
+  });
+}
+
 /** A source's rules, each checked here so a mistake names the source, not a place in the joined list. */
 function sourceRulesOf(source: ToolSource, index: number): PolicyRule[] {
   const path = `options.sources[${index}].policyRules()`;
@@ -229,6 +246,10 @@ export function createEngine(given: EngineOptions): Engine {
   const sourceRules = sources.flatMap((source, index) => sourceRulesOf(source, index));
   const preSchedules = [...sources.map((source) => source.preSchedule), options.preSchedule].filter((hook): hook is PreSchedule => hook !== undefined);
   const policy = joinPolicy(options.policy, sourceRules);
+  // A rule naming no tool protects nothing: a misspelt `delete-file` for `delete_file` let every
+  // call through (an outside tester's find). Checked when the engine holds all its tools (its
+  // own registry); a manifest's rules are checked by the sandbox.
+  if (options.registry === undefined) refuseRulesMatchingNoTool(options.policy, registry.names());
   const config: SchedulerConfig = {
     registry,
     policy,

@@ -176,3 +176,14 @@ describe('a host-supplied list or source that cannot be read', () => {
     }
   });
 });
+
+describe('a rule that can never apply', () => {
+  it('a rule whose tool name or glob matches no tool of the engine is INVALID_OPTION, with a did-you-mean', () => {
+    const tools = [tool('delete_file'), tool('read_file')];
+    expect(() => createEngine({ tools, policy: { default: 'allow', rules: [{ tool: 'read_file', decision: 'allow' }, { tool: 'delete-file', decision: 'deny' }] } })).toThrow(
+      refusal('policy.rules[1].tool', /^policy\.rules\[1\]\.tool "delete-file" matches no tool of this engine \(did you mean "delete_file"\?\), so the rule can never apply$/),
+    );
+    expect(() => createEngine({ tools, policy: { default: 'allow', rules: [{ tool: ['read_file', 'admin_*'], decision: 'deny' }] } })).toThrow(refusal('policy.rules[0].tool', /"admin_\*" matches no tool/));
+    expect(() => createEngine({ tools, policy: { default: 'allow', rules: [{ tool: '*_file', decision: 'deny' }] } })).not.toThrow();
+  });
+});
