@@ -776,6 +776,16 @@ describe('post-process and result', () => {
     expect(stages).toEqual([...PIPELINE_STAGES]);
   });
 
+  it('a zod output\'s refinements hold too: a value its JSON Schema passes but a refinement refuses is INVALID_TOOL_OUTPUT', async () => {
+    const output = z.object({ cents: z.number().refine((n) => n >= 0, 'must not be negative'), currency: z.string().refine((c) => c === 'EUR', 'must be EUR') });
+    const balance = (value: unknown) => defineTool({ name: 'balance', description: 'd', parameters: z.object({}), output, execute: () => value as never });
+    const [bad] = await engine([balance({ cents: -500, currency: 'BTC' })]).run([call('balance')]);
+    expect(failure(bad).error).toEqual({ code: 'INVALID_TOOL_OUTPUT', message: 'balance: the result does not match the declared output schema: /cents: must not be negative; /currency: must be EUR' });
+    expect(bad!.content).toBe("Error [INVALID_TOOL_OUTPUT]: balance: the tool's result does not match what it declares");
+    const [good] = await engine([balance({ cents: 500, currency: 'EUR' })]).run([call('balance')]);
+    expect(good!.isError).toBe(false);
+  });
+
   it('zod-authored tools parse (and default) before execute', async () => {
     const add = defineTool({ name: 'add', description: 'Add.', parameters: z.object({ a: z.number(), b: z.number().default(10) }), execute: ({ a, b }) => a + b });
     const [result] = await engine([add]).run([call('add', { a: 1 })]);

@@ -7,11 +7,12 @@ import { snapshotJson } from '../json/snapshot-json.js';
 import { draftFailure, type DraftResult } from '../result/tool-result.js';
 import { toolErrorMessage } from '../result/thrown-failure.js';
 import { describeValidationErrors } from '../validation/describe-errors.js';
+import { zodOutputProblems } from '../validation/zod-arguments.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineLimits } from './pipeline-limits.js';
 
 export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, limits: PipelineLimits): DraftResult {
-  const { definition, validateOutput } = call.tool!;
+  const { definition, validateOutput, zodOutput } = call.tool!;
   // A tool's own limit (a plugin manifest's, through the sandbox) wins over the engine's.
   const maxOutputBytes = definition.maxOutputBytes ?? limits.maxOutputBytes;
   let value: JsonValue;
@@ -28,6 +29,10 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
   if (validateOutput !== undefined && !validateOutput(value, text.length)) {
     // The output schema is host-only: the model hears that the result was refused, not the schema's names, patterns or enums.
     return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${describeValidationErrors(validateOutput.errors)}`, `${call.name}: the tool's result does not match what it declares`);
+  }
+  if (zodOutput !== undefined) {
+    const refused = zodOutputProblems(zodOutput, value);
+    if (refused !== undefined) return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${refused}`, `${call.name}: the tool's result does not match what it declares`);
   }
   let content: unknown = text;
   if (definition.projectContent !== undefined) {

@@ -1,7 +1,7 @@
 // Holds registered tools by name and projects their model-facing schemas.
 import { AirlockError } from '../errors/airlock-error.js';
 import type { z } from 'zod';
-import { defineTool, zodParametersOf } from '../tool/define-tool.js';
+import { defineTool, zodOutputOf, zodParametersOf } from '../tool/define-tool.js';
 import { schemaOf, type ToolSchema } from '../tool/schema-of.js';
 import type { AnyTool } from '../tool/tool-definition.js';
 import { compileValidator, type SchemaValidator } from '../validation/compile-validator.js';
@@ -12,6 +12,8 @@ export interface RegisteredTool {
   /** A zod-authored tool's own schema: its arguments are parsed with it before permission is decided. */
   readonly zodParameters?: z.ZodType | undefined;
   readonly validateOutput: SchemaValidator | undefined;
+  /** A zod-authored output's own schema: a value its JSON Schema passes is checked against it too (refinements). */
+  readonly zodOutput?: z.ZodType | undefined;
 }
 
 export class ToolRegistry {
@@ -33,6 +35,7 @@ export class ToolRegistry {
       validateArgs: compileValidator(definition.parameters, definition.name, 'parameters'),
       zodParameters: zodParametersOf(definition),
       validateOutput: definition.output === undefined ? undefined : compileValidator(definition.output, definition.name, 'output'),
+      zodOutput: zodOutputOf(definition),
     });
     this.#tools.set(definition.name, registered);
     return registered;

@@ -70,6 +70,8 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
   // Zod schemas also parse (defaults, transforms, refinements), in the pipeline's parse stage
   // (validation/zod-arguments.ts), so execute receives z.output and the policy reads the same.
   const zodParameters = isZodSchema(input.parameters) ? input.parameters : AUTHORED_ZOD.get(input.parameters as object);
+  // A zod output's refinements are checked too (post-process.ts): its JSON Schema cannot say them.
+  const zodOutput = isZodSchema(input.output) ? input.output : typeof input.output === 'object' && input.output !== null ? AUTHORED_ZOD.get(input.output) : undefined;
   const execute = input.execute as unknown as AnyTool['execute'];
 
   const tool: ToolDefinition<JsonObject, JsonValue> = {
@@ -85,6 +87,7 @@ export function defineTool<P extends z.ZodType | JsonSchema, O extends z.ZodType
   };
   Object.freeze(tool);
   if (zodParameters !== undefined) AUTHORED_ZOD.set(parameters, zodParameters);
+  if (zodOutput !== undefined && output !== undefined) AUTHORED_ZOD.set(output, zodOutput);
   return tool;
 }
 
@@ -99,6 +102,11 @@ const AUTHORED_ZOD = new WeakMap<object, z.ZodType>();
 /** The zod schema a tool's parameters were authored with, if any: the parse stage parses its arguments with it. */
 export function zodParametersOf(tool: AnyTool): z.ZodType | undefined {
   return typeof tool.parameters === 'object' && tool.parameters !== null ? AUTHORED_ZOD.get(tool.parameters) : undefined;
+}
+
+/** The zod schema a tool's output was authored with, if any: post-processing checks the value against it too. */
+export function zodOutputOf(tool: AnyTool): z.ZodType | undefined {
+  return typeof tool.output === 'object' && tool.output !== null ? AUTHORED_ZOD.get(tool.output) : undefined;
 }
 
 function pickFunctions(input: object): Partial<AnyTool> {

@@ -1,4 +1,4 @@
-// A zod-authored tool's arguments as its body will receive them: zod's own parse (defaults,
+// A zod-authored tool's arguments as its body will receive them (and, at the end, its output's refinements): zod's own parse (defaults,
 // transforms, refinements) runs in the parse stage, after the JSON Schema check, so the
 // permission rules, guards and approver decide on the very arguments the body gets. Run
 // inside execute, a `.trim()` or `.default('/etc/shadow')` turned arguments a deny rule had
@@ -39,6 +39,16 @@ export function parseZodArguments(schema: z.ZodType, args: JsonObject, maxDepth:
   const bad = freezeParsedJson(value);
   if (bad !== undefined && 'prototypeKey' in bad) return { ok: false, code: 'INVALID_ARGS', message: `${bad.path === '(the root)' ? 'the arguments hold' : `${bad.path} holds`}, once parsed by the tool's schema, a key named "__proto__", which no tool takes; leave it out` };
   return { ok: true, value: value as JsonObject };
+}
+
+/** What a zod-authored output schema says is wrong with `value` (refinements its JSON Schema cannot hold), or undefined when it passes. */
+export function zodOutputProblems(schema: z.ZodType, value: JsonValue): string | undefined {
+  try {
+    const parsed = schema.safeParse(value);
+    return parsed.success ? undefined : listProblems(parsed.error.issues, describeIssue);
+  } catch (error) {
+    return `its zod output schema failed while checking the result (${messageOf(error)})`;
+  }
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
