@@ -503,6 +503,19 @@ describe('airlock serve --http: sessions and tenancy', () => {
     return (result.structuredContent ?? JSON.parse(text(result))) as { tenant: string };
   };
 
+  it('a body that is not UTF-8 is refused 400 with -32700, never decoded into an argument with U+FFFD', async () => {
+    const { url, stop } = await startHttp();
+    try {
+      const { session } = await rawSession(url);
+      const body = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"whoami","arguments":{"x":"a'), Buffer.from([0xff]), Buffer.from('b"}}}')]);
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', 'mcp-session-id': session }, body });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: -32700, message: expect.stringContaining('not valid UTF-8') } });
+    } finally {
+      stop();
+    }
+  });
+
   it('by default every session is one tenant: opening more sessions buys no bigger share', async () => {
     const { url, stop } = await startHttp();
     try {

@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { MessageLines, type Dropped } from '../src/support/message-lines.js';
 
-async function through(chunks: readonly string[], maxBytes: number): Promise<{ lines: string[]; dropped: Dropped[] }> {
+async function through(chunks: readonly (string | Buffer)[], maxBytes: number): Promise<{ lines: string[]; dropped: Dropped[] }> {
   const dropped: Dropped[] = [];
   const input = new PassThrough();
   const lines: string[] = [];
@@ -28,7 +28,7 @@ describe('messages from an MCP client over stdio', () => {
     const big = `{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"d":"${'x'.repeat(200)}"}}`;
     const { lines, dropped } = await through(['{"id":1}\n', big.slice(0, 50), big.slice(50), '\n{"id":2}\n'], 100);
     expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n']);
-    expect(dropped).toEqual([{ id: 'call-7', bytes: big.length }]);
+    expect(dropped).toEqual([{ id: 'call-7', bytes: big.length, reason: 'too-large' }]);
   });
 
   it('answers null where a request\'s id cannot be known for sure, and never answers a response', async () => {
@@ -44,6 +44,13 @@ describe('messages from an MCP client over stdio', () => {
     const { lines, dropped } = await through(['\n{"id":1}\n\n', '   \r\n\t\n{"id":2}\n', '  '], 64);
     expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n']);
     expect(dropped).toEqual([]);
+  });
+
+  it('drops a line that is not UTF-8 and reports its id: decoded, U+FFFD would reach a tool in its arguments', async () => {
+    const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"x":"a'), Buffer.from([0xff]), Buffer.from('b"}}}\n')]);
+    const { lines, dropped } = await through(['{"id":1}\n', bad, '{"id":2}\n'], 1000);
+    expect(lines).toEqual(['{"id":1}\n', '{"id":2}\n']);
+    expect(dropped).toEqual([{ id: 4, bytes: bad.length - 1, reason: 'not-utf8' }]);
   });
 
   it('a last message without its newline is passed on when input ends', async () => {

@@ -4,6 +4,7 @@ import { ToolRegistry } from '@airlock/core';
 import type { Sandbox } from '@airlock/sandbox';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
@@ -209,10 +210,11 @@ async function serveStdio(sandbox: Sandbox, session: McpSessionOptions, stop: St
     server.onclose = () => resolve();
   });
   // One message at a time, an oversized one dropped and answered (the SDK's transport would close).
-  const input = process.stdin.pipe(new MessageLines(({ id, bytes }) => {
-    log(`dropped a message of ${bytes} bytes from the client: larger than ${MAX_MESSAGE_BYTES}`);
+  const input = process.stdin.pipe(new MessageLines(({ id, bytes, reason }) => {
+    log(reason === 'not-utf8' ? `dropped a message of ${bytes} bytes from the client: not valid UTF-8` : `dropped a message of ${bytes} bytes from the client: larger than ${MAX_MESSAGE_BYTES}`);
     // A response of the client's (to an elicitation of ours) gets no answer: its id is ours, not a request of theirs.
-    if (id !== undefined) writeMessage({ jsonrpc: '2.0', id, error: { code: -32600, message: `the message is larger than ${MAX_MESSAGE_BYTES} bytes; it was dropped` } });
+    if (id === undefined) return;
+    writeMessage({ jsonrpc: '2.0', id, error: reason === 'not-utf8' ? { code: -32700, message: 'Parse error: the message is not valid UTF-8 (an argument would reach its tool changed); it was dropped' } : { code: -32600, message: `the message is larger than ${MAX_MESSAGE_BYTES} bytes; it was dropped` } });
   }));
   // The client closing our standard input is its goodbye (the SDK's transport does not watch
   // for it); the calls it sent before are still answered, then the server ends.
@@ -396,6 +398,10 @@ async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<
     refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_HTTP_BODY_BYTES} bytes`, { connection: 'close' });
     return undefined;
   }
+  if (body === NOT_UTF8) {
+    refuse(res, 400, -32700, 'Parse error: the body is not valid UTF-8 (an argument would reach its tool changed)');
+    return undefined;
+  }
   try {
     return { body, parsed: JSON.parse(body) as unknown };
   } catch {
@@ -404,7 +410,10 @@ async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<
   }
 }
 
-function readBody(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+/** What readBody answers for a body that is not UTF-8: decoding would put U+FFFD in an argument without a word, as `run` refuses to. */
+const NOT_UTF8: unique symbol = Symbol('not UTF-8');
+
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string | typeof NOT_UTF8 | undefined> {
   if (Number(req.headers['content-length']) > maxBytes) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -416,7 +425,10 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<string | unde
       resolve(undefined);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => {
+      const body = Buffer.concat(chunks);
+      resolve(isUtf8(body) ? body.toString('utf8') : NOT_UTF8);
+    });
     req.once('error', reject);
   });
 }

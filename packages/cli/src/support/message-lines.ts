@@ -3,6 +3,7 @@
 // client ended the whole server, calls in flight included. Here a line longer than the limit
 // is dropped as it streams in (never held whole) and reported, and the server goes on. A
 // blank line is no message: it is skipped, not answered as a parse error.
+import { isUtf8 } from 'node:buffer';
 import { Transform, type TransformCallback } from 'node:stream';
 
 /** The largest message passed on, in bytes (the SDK's own default buffer). */
@@ -14,6 +15,8 @@ const HEAD_BYTES = 4096;
 export interface Dropped {
   readonly id: string | number | null | undefined;
   readonly bytes: number;
+  /** Too large, or not UTF-8 (decoded, U+FFFD would stand in an argument without a word, which `run` refuses). */
+  readonly reason: 'too-large' | 'not-utf8';
 }
 
 export class MessageLines extends Transform {
@@ -48,11 +51,11 @@ export class MessageLines extends Transform {
       }
       if (newline < 0) break;
       if (this.#dropping >= 0) {
-        this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping });
+        this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping, reason: 'too-large' });
         this.#dropping = -1;
         this.#head = Buffer.alloc(0);
       } else if (!blank(this.#pending)) {
-        this.push(Buffer.concat([...this.#pending, NEWLINE]));
+        this.#passOn();
       }
       this.#pending = [];
       this.#pendingBytes = 0;
@@ -62,10 +65,17 @@ export class MessageLines extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    if (this.#dropping >= 0) this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping });
+    if (this.#dropping >= 0) this.#onDropped({ id: idIn(this.#head.toString('utf8')), bytes: this.#dropping, reason: 'too-large' });
     // Input ended after a last line with no newline: that line is the last message, not lost.
-    else if (!blank(this.#pending)) this.push(Buffer.concat([...this.#pending, NEWLINE]));
+    else if (!blank(this.#pending)) this.#passOn();
     done();
+  }
+
+  /** The pending line, passed on when it is UTF-8, else dropped and reported. */
+  #passOn(): void {
+    const line = Buffer.concat([...this.#pending, NEWLINE]);
+    if (isUtf8(line)) this.push(line);
+    else this.#onDropped({ id: idIn(line.subarray(0, HEAD_BYTES).toString('utf8')), bytes: line.length - 1, reason: 'not-utf8' });
   }
 }
 
