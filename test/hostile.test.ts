@@ -137,6 +137,19 @@ describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
     await expectBenignAfter(h);
   });
 
+  it('invalid-size.js list-format: a list whose items hold more than 2^24 characters is refused (ICU copies each); a small one formats as ever', async () => {
+    const h = await harness('hostile/invalid-size.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
+    open = h;
+    for (const which of ['list-format', 'list-format-parts']) {
+      const { results } = await h.call('attack', { which });
+      expect(code(results[0]!)).toBe('TOOL_ERROR');
+      expect((results[0] as ToolFailure).error.message).toContain('Intl.ListFormat: the items hold');
+    }
+    const { results } = await h.call('attack', { which: 'list-format-small' });
+    expect((results[0] as ToolSuccess).value).toBe('a, b, and c'.length);
+    await expectBenignAfter(h);
+  });
+
   it('array-buffers.js: the isolate allocator refuses buffers past the limit', async () => {
     const { result, h } = await attack('array-buffers.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
     expect(code(result)).toBe('TOOL_ERROR');
