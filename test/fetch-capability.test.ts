@@ -242,6 +242,15 @@ describe('fetch capability', () => {
     expect(await fetch({ url: `${B}/hello` }, 'globex')).toMatchObject({ ok: true, value: { body: 'hello from b' } });
   });
 
+  it('awaits a lookup that answers with a promise (a vault), and one that rejects is a missing value, never a rejection that ends the host', async () => {
+    const secrets = { API_TOKEN: async (tenant: string) => (tenant === 'acme' ? 's3cr3t-vault' : Promise.reject(new Error(`vault unreachable for ${tenant}`))) };
+    const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };
+    const { fetch } = await open(manifest, { network: { allow: [A] }, secrets });
+    expect(await fetch({ url: `${A}/echo` }, 'acme')).toMatchObject({ ok: true });
+    expect(seen.filter((hit) => hit.server === 'a').at(-1)?.authorization).toBe('Bearer s3cr3t-vault');
+    expect(await fetch({ url: `${A}/echo` }, 'globex')).toEqual({ ok: false, error: 'capability fetch failed' });
+  });
+
   it('redacts an echoed secret however the server spells it: JSON-escaped, percent-encoded, base64', async () => {
     const token = 'tok/with+odd=chars"';
     const manifest = { network: { allow: [A] }, secrets: { API_TOKEN: { origins: [A], header: 'Authorization', format: 'Bearer {secret}' } } };

@@ -71,7 +71,7 @@ export function fetchCapability(settings: FetchSettings, manifestOf: (plugin: st
     const allow = (manifest?.network?.allow ?? []).flatMap((text) => parseOrigin(text) ?? []);
     const maxRequests = Math.min(manifest?.network?.maxRequestsPerCall ?? settings.maxRequestsPerCall, settings.maxRequestsPerCall);
     const maxBytes = Math.min(manifest?.network?.maxResponseBytes ?? settings.maxResponseBytes, settings.maxResponseBytes);
-    const secrets = secretsFor(manifest, settings, context.tenant, context.plugin);
+    const secrets = await secretsFor(manifest, settings, context.tenant, context.plugin);
     for (const secret of secrets) if (secret.value !== undefined) recent.remember(secret.name, secret.value);
     // This call's values (just remembered) and what the same secrets were in other tenants' calls.
     const screenedFor = [...new Set(recent.valuesOf(secrets.map((secret) => secret.name)))];
@@ -209,7 +209,7 @@ export function usableSecret(value: unknown): value is string {
   return typeof value === 'string' && SECRET_VALUE.test(value);
 }
 
-function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string, plugin: string): AppliedSecret[] {
+async function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings, tenant: string, plugin: string): Promise<AppliedSecret[]> {
   const applied: AppliedSecret[] = [];
   for (const [name, spec] of Object.entries(manifest?.secrets ?? {})) {
     const binding = Object.hasOwn(settings.secrets, name) ? settings.secrets[name] : undefined;
@@ -217,7 +217,9 @@ function secretsFor(manifest: FetchManifest | undefined, settings: FetchSettings
     const source = binding !== undefined && (binding.plugins === undefined || binding.plugins.has(plugin)) ? binding.value : undefined;
     let value: unknown;
     try {
-      value = typeof source === 'function' ? source(tenant) : source;
+      // Awaited: a lookup that answers with a promise (a vault's) is waited for, and one that
+      // rejects is a missing value, never a rejection left unhandled (Node would end the host).
+      value = typeof source === 'function' ? await source(tenant) : source;
     } catch {
       value = undefined; // the embedder's lookup failed: no value, and no detail for the plugin
     }

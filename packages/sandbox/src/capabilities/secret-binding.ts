@@ -9,7 +9,8 @@ import { usableSecret } from './fetch.js';
 import { parseOrigin, type OriginPattern } from './network-origins.js';
 import { covers } from './secret-origins.js';
 
-export type SecretValue = string | ((tenant: string) => string | undefined);
+/** A value, or a per-tenant lookup (a vault's, say: it may answer with a promise, waited for within the call). */
+export type SecretValue = string | ((tenant: string) => string | undefined | Promise<string | undefined>);
 
 /** What an embedder passes per secret name: the value, or the value and where it may go. */
 export type HostSecret = SecretValue | { readonly value: SecretValue; readonly origins?: readonly string[]; readonly plugins?: readonly string[] };
