@@ -146,6 +146,8 @@ const OBSERVERS = ['onResult', 'onStage', 'onLateSettlement', 'onError'] as cons
 function readList<T>(read: () => Iterable<T> | null | undefined, path: string): T[] {
   try {
     const list = read();
+    // An async tools() answers a promise: no list, and its rejection handled (unhandled, Node ends the host).
+    containRejection(list);
     if (list === null || typeof list !== 'object' || typeof (list as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') throw new AirlockError('INVALID_OPTION', `${path} must give a list of tools`, { path });
     return [...list];
   } catch (error) {
@@ -179,6 +181,7 @@ function sourceRulesOf(source: ToolSource, index: number): PolicyRule[] {
   } catch (error) {
     throw new AirlockError('INVALID_OPTION', `${path} could not be read (${error instanceof Error ? error.message : String(error)})`, { path }, { cause: error });
   }
+  containRejection(rules);
   if (!Array.isArray(rules)) throw new AirlockError('INVALID_OPTION', `${path} must give a list of policy rules`, { path });
   const list = listCopy(rules as unknown[]) as PolicyRule[];
   try {

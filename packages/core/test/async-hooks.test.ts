@@ -2,7 +2,8 @@
 // awaited, so a rejection must be handled by the engine: unhandled, Node's default ends the
 // embedding process, and every tenant's turns with it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createEngine, type AirlockError, type PermissionPolicy, type ToolFailure } from '../src/index.js';
+import { z } from 'zod';
+import { createEngine, defineTool, type AirlockError, type PermissionPolicy, type ToolFailure } from '../src/index.js';
 import { call, deferred, engine, tool } from './helpers.js';
 
 const unhandled: unknown[] = [];
@@ -60,6 +61,30 @@ describe('async hooks that reject', () => {
     const [result] = await asyncEngine.run([call('t'), call('nope')]);
     expect((result as ToolFailure).error).toEqual({ code: 'PERMISSION_DENIED', message: 't: denied (the policy gave no decision)' });
     expect(asyncEngine.tools('openai', { tenant: 'acme' })).toHaveLength(1);
+    await afterRejectionsWouldBeReported();
+    expect(unhandled).toEqual([]);
+  });
+
+  it('a zod refinement that answers with a promise is awaited, on parameters and output; one that rejects is TOOL_ERROR or INVALID_TOOL_OUTPUT, never an unhandled rejection', async () => {
+    const owner = z.object({ user: z.string().refine(async (user) => {
+      if (user === 'bob') throw new Error('directory service down for bob');
+      return user !== 'mallory';
+    }, 'must be a known user') });
+    const output = z.object({ ok: z.boolean().refine(async () => Promise.reject(new Error('audit service down'))) });
+    const lookup = defineTool({ name: 'lookup', description: 'd', parameters: owner, execute: ({ user }) => ({ user }) });
+    const audited = defineTool({ name: 'audited', description: 'd', parameters: z.object({}), output, execute: () => ({ ok: true }) });
+    const results = await engine([lookup, audited]).run([call('lookup', { user: 'alice' }), call('lookup', { user: 'mallory' }), call('lookup', { user: 'bob' }), call('audited')]);
+    expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['ok', 'INVALID_ARGS', 'TOOL_ERROR', 'INVALID_TOOL_OUTPUT']);
+    expect((results[1] as ToolFailure).error.message).toBe('lookup: invalid arguments: /user: must be a known user');
+    expect((results[2] as ToolFailure).error.message).toContain('directory service down for bob');
+    await afterRejectionsWouldBeReported();
+    expect(unhandled).toEqual([]);
+  });
+
+  it('an async source whose tools() or policyRules() rejects is INVALID_OPTION, and leaves no unhandled rejection', async () => {
+    for (const failing of [{ tools: rejecting('tools'), policyRules: () => [] }, { tools: () => [], policyRules: rejecting('policyRules') }]) {
+      expect(() => createEngine({ sources: [failing as never], policy: { default: 'allow' } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+    }
     await afterRejectionsWouldBeReported();
     expect(unhandled).toEqual([]);
   });

@@ -13,7 +13,7 @@ import type { PipelineLimits } from './pipeline-limits.js';
  * `standIn` names a call that has no id of its own (never one another call of the turn uses);
  * `listable` says which tools an unknown-tool answer may name (none the tenant is denied outright).
  */
-export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true, cancelled = false): ParsedCall {
+export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true, cancelled = false): ParsedCall | Promise<ParsedCall> {
   const id = request.id;
   const name = String(request.name);
   // The model's text, echoed in messages only this long: a name of megabytes would fill its context.
@@ -34,9 +34,9 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   }
   if (!tool.validateArgs(value, parsed.jsonLength)) return failed(index, callId, name, tool, 'INVALID_ARGS', invalidArgsMessage(tool, name));
   if (tool.zodParameters === undefined) return { index, callId, name, tool, args: value as JsonObject, failure: undefined };
-  const prepared = parseZodArguments(tool.zodParameters, value as JsonObject, limits.maxArgumentDepth);
-  if (!prepared.ok) return failed(index, callId, name, tool, prepared.code, `${name}: ${prepared.message}`);
-  return { index, callId, name, tool, args: prepared.value, failure: undefined };
+  return parseZodArguments(tool.zodParameters, value as JsonObject, limits.maxArgumentDepth, limits.guardTimeoutMs).then((prepared) =>
+    prepared.ok ? { index, callId, name, tool, args: prepared.value, failure: undefined } : failed(index, callId, name, tool, prepared.code, `${name}: ${prepared.message}`),
+  );
 }
 
 const MAX_SHOWN_NAME = 128;

@@ -11,7 +11,7 @@ import { zodOutputProblems } from '../validation/zod-arguments.js';
 import type { ParsedCall } from './parsed-call.js';
 import type { PipelineLimits } from './pipeline-limits.js';
 
-export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, limits: PipelineLimits): DraftResult {
+export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, limits: PipelineLimits): DraftResult | Promise<DraftResult> {
   const { definition, validateOutput, zodOutput } = call.tool!;
   // A tool's own limit (a plugin manifest's, through the sandbox) wins over the engine's.
   const maxOutputBytes = definition.maxOutputBytes ?? limits.maxOutputBytes;
@@ -30,10 +30,17 @@ export function postProcess(call: ParsedCall, args: JsonObject, raw: unknown, li
     // The output schema is host-only: the model hears that the result was refused, not the schema's names, patterns or enums.
     return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${describeValidationErrors(validateOutput.errors)}`, `${call.name}: the tool's result does not match what it declares`);
   }
-  if (zodOutput !== undefined) {
-    const refused = zodOutputProblems(zodOutput, value);
-    if (refused !== undefined) return draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${refused}`, `${call.name}: the tool's result does not match what it declares`);
-  }
+  if (zodOutput === undefined) return project(call, args, value, text, maxOutputBytes);
+  // Checked with zod's asynchronous parse: a refinement may answer with a promise (its synchronous
+  // parse would drop it, and its rejection would end the host process).
+  return zodOutputProblems(zodOutput, value, limits.guardTimeoutMs).then((refused) =>
+    refused === undefined ? project(call, args, value, text, maxOutputBytes) : draftFailure('INVALID_TOOL_OUTPUT', `${call.name}: the result does not match the declared output schema: ${refused}`, `${call.name}: the tool's result does not match what it declares`),
+  );
+}
+
+/** projectContent turns the checked value into the text the model reads (default: its JSON). */
+function project(call: ParsedCall, args: JsonObject, value: JsonValue, text: string, maxOutputBytes: number): DraftResult {
+  const definition = call.tool!.definition;
   let content: unknown = text;
   if (definition.projectContent !== undefined) {
     try {

@@ -9,19 +9,26 @@ import { freezeParsedJson } from '../json/freeze-parsed-json.js';
 import type { JsonObject, JsonValue } from '../json/json-types.js';
 import { snapshotJson } from '../json/snapshot-json.js';
 import { messageOf } from '../util/sanitize-message.js';
+import { withinMs } from '../util/within-ms.js';
 import { listProblems } from './describe-errors.js';
 
 export type ZodArgumentsOutcome =
   | { readonly ok: true; readonly value: JsonObject }
   | { readonly ok: false; readonly code: 'INVALID_ARGS' | 'TOOL_ERROR'; readonly message: string };
 
-/** Parses `args` (already checked against the tool's JSON Schema) with the tool's zod schema; never throws. */
-export function parseZodArguments(schema: z.ZodType, args: JsonObject, maxDepth: number): ZodArgumentsOutcome {
-  let parsed: ReturnType<z.ZodType['safeParse']>;
+/**
+ * Parses `args` (already checked against the tool's JSON Schema) with the tool's zod schema;
+ * never rejects. Zod's asynchronous parse: a refinement or transform may answer with a promise
+ * (the synchronous parse drops it, and its rejection ended the host process: an outside
+ * tester's find), waited for at most `timeoutMs`.
+ */
+export async function parseZodArguments(schema: z.ZodType, args: JsonObject, maxDepth: number, timeoutMs: number): Promise<ZodArgumentsOutcome> {
+  let parsed: Awaited<ReturnType<z.ZodType['safeParseAsync']>>;
   try {
-    parsed = schema.safeParse(args);
+    parsed = await withinMs(schema.safeParseAsync(args), timeoutMs, ZOD_TIMED_OUT);
   } catch (error) {
-    // A transform that threw, or an asynchronous refinement (zod refuses those in a synchronous parse).
+    if (error === ZOD_TIMED_OUT) return { ok: false, code: 'TOOL_ERROR', message: `its zod parameters did not finish parsing the arguments within ${timeoutMs} ms` };
+    // A transform or refinement that threw.
     return { ok: false, code: 'TOOL_ERROR', message: `its zod parameters failed while parsing the arguments (${messageOf(error)})` };
   }
   if (!parsed.success) return { ok: false, code: 'INVALID_ARGS', message: `invalid arguments: ${listProblems(parsed.error.issues, describeIssue)}` };
@@ -42,14 +49,18 @@ export function parseZodArguments(schema: z.ZodType, args: JsonObject, maxDepth:
 }
 
 /** What a zod-authored output schema says is wrong with `value` (refinements its JSON Schema cannot hold), or undefined when it passes. */
-export function zodOutputProblems(schema: z.ZodType, value: JsonValue): string | undefined {
+export async function zodOutputProblems(schema: z.ZodType, value: JsonValue, timeoutMs: number): Promise<string | undefined> {
   try {
-    const parsed = schema.safeParse(value);
+    const parsed = await withinMs(schema.safeParseAsync(value), timeoutMs, ZOD_TIMED_OUT);
     return parsed.success ? undefined : listProblems(parsed.error.issues, describeIssue);
   } catch (error) {
+    if (error === ZOD_TIMED_OUT) return `its zod output schema did not finish checking the result within ${timeoutMs} ms`;
     return `its zod output schema failed while checking the result (${messageOf(error)})`;
   }
 }
+
+/** Compared by identity: what a zod parse that ran out of time is rejected with. */
+const ZOD_TIMED_OUT: unique symbol = Symbol('zod parse timed out');
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   return `${issue.path.length === 0 ? '' : `/${issue.path.map(String).join('/')}: `}${issue.message}`;
