@@ -240,7 +240,7 @@ export function createEngine(given: EngineOptions): Engine {
     }
   });
 
-  if (options.registry !== undefined && !(options.registry instanceof ToolRegistry)) throw new AirlockError('INVALID_OPTION', 'options.registry must be a ToolRegistry', { path: 'options.registry' });
+  if (options.registry !== undefined && !ToolRegistry.isRegistry(options.registry)) throw new AirlockError('INVALID_OPTION', 'options.registry must be a ToolRegistry', { path: 'options.registry' });
   const registry = options.registry ?? new ToolRegistry();
   sources.forEach((source, index) => {
     for (const tool of readList<AnyTool>(() => source.tools(), `options.sources[${index}].tools()`)) registry.register(tool);

@@ -2,7 +2,7 @@
 // it, never an option silently left out. Left out, a policy's mistake fails open (an outside
 // tester's `tenant:` for `tenants:` let every tenant drop the database).
 import { describe, expect, it } from 'vitest';
-import { createEngine, createPolicy, DEFAULT_TENANT } from '../src/index.js';
+import { createEngine, createPolicy, DEFAULT_TENANT, ToolRegistry } from '../src/index.js';
 import { call, engine, tool } from './helpers.js';
 
 const refusal = (path: string, message?: RegExp) => expect.objectContaining({ code: 'INVALID_OPTION', details: expect.objectContaining({ path }), ...(message === undefined ? {} : { message: expect.stringMatching(message) }) });
@@ -164,6 +164,7 @@ describe('a host-supplied list or source that cannot be read', () => {
     ['a source whose policyRules() gives one rule, not a list', { sources: [source({ policyRules: () => ({ tool: 'x', decision: 'deny' }) })] }, 'options.sources[0].policyRules()', /must give a list of policy rules/],
     ['a source rule with a mistake', { sources: [source({}), source({ policyRules: () => [{ tool: 'x', decision: 'nope' }] })] }, 'options.sources[1].policyRules()[0].decision', /^options\.sources\[1\]\.policyRules\(\)\[0\]\.decision must be/],
     ['a registry that is not a ToolRegistry', { registry: {} }, 'options.registry', /must be a ToolRegistry/],
+    ['an object made from ToolRegistry\'s prototype', { registry: Object.create(ToolRegistry.prototype) }, 'options.registry', /must be a ToolRegistry/],
   ])('%s is INVALID_OPTION naming it', (_name, options, path, message) => {
     expect(() => createEngine({ policy: { default: 'allow' }, ...(options as object) })).toThrow(refusal(path, message));
   });

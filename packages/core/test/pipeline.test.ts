@@ -570,6 +570,12 @@ describe('execute stage', () => {
     expect(failure(result).error.message).toBe('t: GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status');
   });
 
+  it('a URL keeps its host but never its user and password: redis://:hunter2@... is the host\'s secret', async () => {
+    const t = tool('t', { execute: () => { throw new Error('connect redis://:hunter2@10.0.0.5:6379/0 failed; see https://api.example.com/y'); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe('t: connect redis://<credentials>@10.0.0.5:6379/0 failed; see https://api.example.com/y');
+  });
+
   it('a URL with no host names a local path: unix:///var/run/docker.sock and sqlite:////srv/db lose the path', async () => {
     const t = tool('t', { execute: () => { throw new Error('connect ENOENT unix:///var/run/docker.sock and could not open sqlite:////srv/app/private/users.db'); } });
     const [result] = await engine([t]).run([call('t')]);

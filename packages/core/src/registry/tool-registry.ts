@@ -20,6 +20,11 @@ export class ToolRegistry {
   // A Map, not an object: "constructor" or "__proto__" can only be unknown names.
   readonly #tools = new Map<string, RegisteredTool>();
 
+  /** A real ToolRegistry (a brand check: an object made from its prototype, or a Proxy of one, is not). */
+  static isRegistry(value: unknown): value is ToolRegistry {
+    return typeof value === 'object' && value !== null && #tools in value;
+  }
+
   constructor(tools: Iterable<AnyTool> = []) {
     for (const tool of tools) this.register(tool);
   }

@@ -19,6 +19,8 @@ const SPACED = String.raw`${SEGMENT}(?:[ \t\u00a0]+${SEGMENT})*`;
 const POSIX_PATH = new RegExp(String.raw`(?<![\p{L}\p{N}_.~])(?:~|\.{1,2})?\/(?:(?:${SPACED}\/)+(?:${SEGMENT})?|${SEGMENT})`, 'gu');
 const WEB_URL = String.raw`\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s'"\x60<>]*`;
 const WEB_URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+/** A URL's user and password, up to the @ before its host. */
+const USERINFO = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@]*@/;
 const WEB_URL_OR_POSIX_PATH = new RegExp(`${WEB_URL}|${POSIX_PATH.source}`, 'gu');
 const WINDOWS_PATH = /(?:\b[A-Za-z]:|\\\\[^\\\s'"`]+)\\(?:[^\\\s'"`]+(?:[ \t\u00a0]+[^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
 
@@ -33,7 +35,9 @@ export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, i
     .replace(WEB_URL_OR_POSIX_PATH, (match) => {
       const scheme = WEB_URL_START.exec(match)?.[0];
       if (scheme === undefined || /^file:/i.test(match)) return '<path>';
-      return match[scheme.length] === '/' ? `${scheme}<path>` : match;
+      if (match[scheme.length] === '/') return `${scheme}<path>`;
+      // A password in a URL (redis://:hunter2@10.0.0.5) is the host's secret, whatever the scheme.
+      return match.replace(USERINFO, `${scheme}<credentials>@`);
     })
     .replace(WINDOWS_PATH, '<path>')
     .replace(/\n{2,}/g, '\n')
