@@ -8,6 +8,9 @@ import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
 
 describe('airlock run --code-mode', () => {
   it('a plugin tool named like the code tool is a usage error, not a tool hidden without a word', async () => {
+    const served = await airlock(['serve', '--code-mode', '--http', '0', '--plugins', 'test/fixtures/code-mode-name-clash']);
+    expect(served.code).toBe(2);
+    expect(oneLine(served.stderr)).toContain('airlock: --code-mode: a plugin\'s tool is named "run_code"');
     for (const command of ['run', 'schemas']) {
       const { code, stderr } = await airlock([command, ...(command === 'run' ? ['-'] : []), '--code-mode', '--plugins', 'test/fixtures/code-mode-name-clash'], { input: JSON.stringify({ role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run_code', arguments: '{"code":"return 1"}' } }] }) });
       expect(code).toBe(2);

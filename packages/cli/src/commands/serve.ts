@@ -17,7 +17,7 @@ import { loadCapabilities } from '../support/load-capabilities.js';
 import { CallsInFlight, createMcpSession, type McpSessionOptions } from '../support/mcp-server.js';
 import { MAX_MESSAGE_BYTES, MessageLines } from '../support/message-lines.js';
 import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
-import { openSandbox } from '../support/open-engine.js';
+import { codeToolClash, openSandbox } from '../support/open-engine.js';
 import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { escapeRawInJson, visible } from '../support/terminal-text.js';
@@ -141,6 +141,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (unapprovable !== undefined) {
     await sandbox.close();
     throw new UsageError(unapprovable);
+  }
+  // Said at start-up, before listening: over HTTP each session builds its engine, and a clash
+  // found there answered every session with HTTP 500 (an outside tester's find).
+  const clash = values['code-mode'] === true ? codeToolClash(sandbox.tools().map((tool) => tool.name)) : undefined;
+  if (clash !== undefined) {
+    await sandbox.close();
+    throw new UsageError(clash);
   }
   const registry = new ToolRegistry(sandbox.tools());
   const onError = debugOnError(debugEnabled(values.debug));

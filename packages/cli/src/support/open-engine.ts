@@ -93,8 +93,12 @@ export function warningText(warning: string): string {
  * would vanish behind it, never callable, without a word: a usage error naming it instead.
  */
 export function codeModeOver(engine: Engine, sandbox: Sandbox): ReturnType<typeof createCodeMode> {
-  if (engine.registry.has(DEFAULT_CODE_TOOL_NAME)) {
-    throw new UsageError(`--code-mode: a plugin's tool is named "${DEFAULT_CODE_TOOL_NAME}", the name of the code tool, which would hide it; rename that tool, or run without --code-mode`);
-  }
+  const clash = codeToolClash(engine.registry.names());
+  if (clash !== undefined) throw new UsageError(clash);
   return createCodeMode({ engine, sandbox });
+}
+
+/** The usage error when a plugin's tool has the code tool's name, else undefined. */
+export function codeToolClash(toolNames: readonly string[]): string | undefined {
+  return toolNames.includes(DEFAULT_CODE_TOOL_NAME) ? `--code-mode: a plugin's tool is named "${DEFAULT_CODE_TOOL_NAME}", the name of the code tool, which would hide it; rename that tool, or run without --code-mode` : undefined;
 }
