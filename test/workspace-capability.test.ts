@@ -196,6 +196,19 @@ describe('workspace capability', () => {
     expect(await cap('workspace.list', { path: 'many' })).toMatchObject({ ok: true, value: { truncated: false } });
   });
 
+  it('one call\'s writes count at most 100,000 entries of the folder in all for their quota checks: each is an lstat on the host', async () => {
+    const { run, cap, tenantDir } = await open({ workspace: { maxFiles: 10_000 } });
+    await mkdir(join(tenantDir, 'bulk'), { recursive: true });
+    await Promise.all(Array.from({ length: 9000 }, (_, i) => writeFile(join(tenantDir, 'bulk', `f${i}`), '')));
+    // 16 at once (the capability channel's own bound on requests in flight); they run one after another.
+    const writes = (await run('many', { requests: Array.from({ length: 16 }, (_, i) => ({ name: 'workspace.write', argument: { path: `w${i}.txt`, content: 'x' } })) })) as unknown as { value: { ok: boolean; error?: string }[] };
+    const written = writes.value.filter((answer) => answer.ok).length;
+    // The n-th write counts 9,001 + n entries: eleven count 99,066, a twelfth would pass 100,000.
+    expect(written).toBe(11);
+    expect(writes.value.slice(written).every((answer) => answer.error === 'capability workspace.write failed')).toBe(true);
+    expect(await cap('workspace.write', { path: 'next.txt', content: 'x' })).toMatchObject({ ok: true });
+  }, 60_000);
+
   it('the host\'s caps stand above the manifest\'s', async () => {
     const { cap } = await open({ workspace: { maxBytes: 1_000_000 } }, { workspace: { dir: 'filled in by open', maxBytes: 10 } });
     expect(await cap('workspace.write', { path: 'a.txt', content: 'x'.repeat(11) })).toMatchObject({ ok: false });

@@ -32,6 +32,13 @@ const MAX_READ_BYTES_PER_CALL = 8 * 1024 * 1024;
 const MAX_LISTED_PER_CALL = 10_000;
 const readBy = new WeakMap<CapabilityContext, number>();
 const listedBy = new WeakMap<CapabilityContext, number>();
+/**
+ * Entries one call's writes may walk in all: each write counts the tenant folder for its quota
+ * (an entry an lstat), and 300 refused writes into a folder of 9,000 files took 25 s of the
+ * host's CPU (an outside tester's find). Ten writes into a full folder (maxFiles 10,000).
+ */
+const MAX_WALKED_PER_CALL = 100_000;
+const walkedBy = new WeakMap<CapabilityContext, number>();
 /** A read racing the tenant's own write of the same file (replaced by rename) opens again, this many times at most. */
 const SAME_FILE_ATTEMPTS = 3;
 const FILE_CHANGED = 'workspace file changed';
@@ -118,7 +125,11 @@ class Workspace {
       const target = join(root, ...segments);
       const existing = await lstatOrUndefined(target);
       if (existing !== undefined && !existing.isFile()) throw new CapabilityRefusal('not a file');
-      const usage = await usageOf(root);
+      const usage = await usageOf(root, () => {
+        const walked = (walkedBy.get(context) ?? 0) + 1;
+        if (walked > MAX_WALKED_PER_CALL) throw new CapabilityRefusal(`workspace.write: this call's writes have counted ${MAX_WALKED_PER_CALL} entries of the folder in all, as many as one call may`);
+        walkedBy.set(context, walked);
+      });
       if (usage.bytes - (existing?.size ?? 0) + bytes > quota.maxBytes) throw new CapabilityRefusal('workspace byte quota exceeded');
       if (usage.entries + missing + (existing === undefined ? 1 : 0) > quota.maxFiles) throw new CapabilityRefusal('workspace file quota exceeded');
       await using parent = await directory(root, dirs, true);
@@ -337,12 +348,13 @@ async function missingDirectories(root: string, segments: readonly string[]): Pr
 }
 
 /** Bytes of files and count of entries under the tenant's folder, never following a symlink. */
-async function usageOf(root: string): Promise<Usage> {
+async function usageOf(root: string, onEntry: () => void): Promise<Usage> {
   const usage: Usage = { bytes: 0, entries: 0 };
   const pending = [root];
   while (pending.length > 0) {
     const folder = pending.pop() as string;
     for await (const dirent of await opendir(folder)) {
+      onEntry();
       const path = join(folder, dirent.name);
       const info = await lstatOrUndefined(path);
       if (info === undefined) continue;
