@@ -48,6 +48,17 @@ describe('regular expressions from schemas run in linear time', () => {
     expect(validate.errors?.map((e) => e.instancePath)).toEqual(['/0', '/1', '/2', '/3']);
   });
 
+  it('keeps ECMAScript meaning inside a class too: [\\S ] is "no line break", [^\\S] is whitespace, [\\b] a backspace', () => {
+    for (const [pattern, inputs] of [
+      ['^[\\S ]{1,80}$', ['Hello world', 'Hello\u2028world', 'a\u00a0b', 'a\ufeffb', 'a\u3000b', 'x\ty']],
+      ['^[^\\S]$', [' ', '\u2028', 'a', '\u00a0']],
+      ['^[\\b]$', ['\b', 'b']],
+    ] as const) {
+      const validate = compileValidator({ type: 'string', pattern }, 't', 'output');
+      for (const input of inputs) expect(validate(input, input.length), `${pattern} on ${JSON.stringify(input)}`).toBe(new RegExp(pattern, 'u').test(input));
+    }
+  });
+
   it.each([
     ['lookahead', { properties: { a: { type: 'string', pattern: '^(?=x)x$' } } }, '/properties/a/pattern'],
     ['a backreference', { patternProperties: { '^(a)\\1$': {} } }, '/patternProperties/^(a)\\1$'],

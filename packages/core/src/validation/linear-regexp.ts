@@ -6,6 +6,9 @@ import { RE2JS } from 're2js';
 
 // ECMAScript's \s (WhiteSpace and LineTerminator), written for RE2; RE2's own \s is ASCII only.
 const JS_SPACE = '\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
+// Its complement, for \S inside a class (RE2's \S there leaves out only ASCII space: `[\S ]`,
+// meant as "one line", let U+2028 through: an outside tester's find).
+const JS_NOT_SPACE = '\\x{0}-\\x{8}\\x{E}-\\x{1F}\\x{21}-\\x{9F}\\x{A1}-\\x{167F}\\x{1681}-\\x{1FFF}\\x{200B}-\\x{2027}\\x{202A}-\\x{202E}\\x{2030}-\\x{205E}\\x{2060}-\\x{2FFF}\\x{3001}-\\x{FEFE}\\x{FF00}-\\x{10FFFF}';
 // ECMAScript's `.` stops at every line terminator; RE2's only at \n.
 const JS_DOT = '[^\\n\\r\\x{2028}\\x{2029}]';
 
@@ -19,7 +22,9 @@ function alignWithEcmaScript(source: string): string {
       const next = source[index + 1]!;
       index += 1;
       if (next === 's') out += inClass ? JS_SPACE : `[${JS_SPACE}]`;
-      else if (next === 'S' && !inClass) out += `[^${JS_SPACE}]`;
+      else if (next === 'S') out += inClass ? JS_NOT_SPACE : `[^${JS_SPACE}]`;
+      // In a class, ECMAScript's \b is a backspace; RE2 has no such escape.
+      else if (next === 'b' && inClass) out += '\\x{8}';
       else out += `\\${next}`;
       continue;
     }
