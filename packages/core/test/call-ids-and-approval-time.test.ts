@@ -37,6 +37,8 @@ describe('duplicate call ids in one turn', () => {
   it('a repeated id is refused even when the first call with it failed to parse', async () => {
     const results = await engine([tool('t')]).run([call('nope', {}, 'dup'), call('t', {}, 'dup')]);
     expect(results.map((result) => (result as ToolFailure).error?.code)).toEqual(['UNKNOWN_TOOL', 'INVALID_ARGS']);
+    // Never "the earlier call runs": it may have failed, and the model reads this.
+    expect((results[1] as ToolFailure).error.message).toBe('t: call id "dup" is already used by an earlier call in this turn, which keeps it (answered on its own); this one did not run: re-issue it under an id of its own');
   });
 
   it('the provider message keeps one entry per call, in order', async () => {

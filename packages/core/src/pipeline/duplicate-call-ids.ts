@@ -17,7 +17,7 @@ export function rejectDuplicateIds(calls: readonly ParsedCall[]): ParsedCall[] {
       name: call.name,
       tool: call.tool,
       args: undefined,
-      failure: { code: 'INVALID_ARGS', message: `${call.name}: call id ${id} is already used by an earlier call in this turn; the earlier call runs, and this one must be re-issued under an id of its own` },
+      failure: { code: 'INVALID_ARGS', message: `${call.name}: call id ${id} is already used by an earlier call in this turn, which keeps it (answered on its own); this one did not run: re-issue it under an id of its own` },
     };
   });
 }
