@@ -2,6 +2,7 @@
 // finalizeContent, a custom policy) can still be written `async`. What such a hook returns is
 // not awaited, so a promise it rejects would reach Node's unhandledRejection and, by default,
 // end the whole host process: every such return value passes through here.
+import { types } from 'node:util';
 
 /**
  * Attaches `onRejected` (by default: nothing) to `value` when it is a native promise, so its
@@ -10,9 +11,10 @@
  * `value` was a promise: an answer the hook's caller cannot use.
  */
 export function containRejection(value: unknown, onRejected: (reason: unknown) => void = ignore): boolean {
-  if (typeof value !== 'object' || value === null) return false;
+  // A native check, any realm's promise, no getter run: every call's verdicts pass here, and
+  // letting Promise.prototype.then throw for them cost 6 µs a call (an exception's stack).
+  if (!types.isPromise(value)) return false;
   try {
-    // Promise.prototype.then checks for a real promise (any realm's) and throws otherwise.
     Promise.prototype.then.call(value, undefined, (reason: unknown) => {
       try {
         onRejected(reason);
@@ -20,10 +22,10 @@ export function containRejection(value: unknown, onRejected: (reason: unknown) =
         // A reporter that fails has no one left to tell.
       }
     });
-    return true;
   } catch {
-    return false; // not a promise
+    // A promise whose species constructor throws: nothing more can be attached.
   }
+  return true;
 }
 
 function ignore(): void {}
