@@ -137,6 +137,19 @@ describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
     await expectBenignAfter(h);
   });
 
+  it('invalid-size.js regexp: a pattern with more than 1,000 \\p{...} classes is refused, made or recompiled (V8 builds their sets off the heap); a RegExp behaves as ever below', async () => {
+    const h = await harness('hostile/invalid-size.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
+    open = h;
+    for (const which of ['regexp-property-classes', 'regexp-compile-property-classes']) {
+      const { results } = await h.call('attack', { which });
+      expect(code(results[0]!)).toBe('TOOL_ERROR');
+      expect((results[0] as ToolFailure).error.message).toContain('RegExp: the pattern holds more than 1000');
+    }
+    const { results } = await h.call('attack', { which: 'regexp-small' });
+    expect((results[0] as ToolSuccess).value).toBe('true,true,true,g,c,y'.length);
+    await expectBenignAfter(h);
+  });
+
   it('invalid-size.js list-format: a list whose items hold more than 2^24 characters is refused (ICU copies each); a small one formats as ever', async () => {
     const h = await harness('hostile/invalid-size.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
     open = h;

@@ -150,6 +150,51 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     };
     replaceConstructor(g, name, Original, fixed);
   };
+  // A RegExp's pattern is parsed when it is made, and with the u or v flag V8 builds each
+  // \p{...} class as a character set outside the heap (case-folded too with i): 50,000 copies
+  // of `[\p{L}--[a-z]]` under `vi`, a few hundred KB of source, took 1.7 GB, and two such calls
+  // took their sandbox process past its ceiling and a neighbour tenant's call with it (an
+  // outside attacker's find). A pattern with more than MAX_PROPERTY_CLASSES of them is refused,
+  // counted on the text V8 is then given (converted once, here). Literals are parsed with the
+  // module, whose parser memory is bounded at load (realm.ts).
+  const MAX_PROPERTY_CLASSES = 1000;
+  const RegExpOriginal = g.RegExp as ((...args: unknown[]) => unknown) & { prototype: Record<string, unknown> };
+  const stringIndexOf = String.prototype.indexOf;
+  const regExpSource = (Object.getOwnPropertyDescriptor(RegExpOriginal.prototype, 'source') as PropertyDescriptor).get as () => string;
+  const regExpCompile = RegExpOriginal.prototype.compile as ((...args: unknown[]) => unknown) | undefined;
+  const refuseManyPropertyClasses = (source: string): void => {
+    let count = 0;
+    for (const escape of ['\\p{', '\\P{']) {
+      for (let at = apply(stringIndexOf, source, [escape]) as number; at !== -1; at = apply(stringIndexOf, source, [escape, at + 3]) as number) {
+        count += 1;
+        if (count > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic('RegExp: the pattern holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');
+      }
+    }
+  };
+  /** The pattern as V8 will read it: a RegExp's own source (its internal slot, not a getter of the plugin's), else the text, converted once. */
+  const patternText = (pattern: unknown): { text: string; given: unknown } => {
+    try {
+      return { text: apply(regExpSource, pattern, []) as string, given: pattern };
+    } catch {
+      const text = pattern === undefined ? '' : `${pattern as string}`;
+      return { text, given: text };
+    }
+  };
+  const checkedRegExp = function (this: unknown, pattern: unknown, flags: unknown): unknown {
+    const { text, given } = patternText(pattern);
+    refuseManyPropertyClasses(text);
+    const args = flags === undefined ? [given] : [given, `${flags as string}`];
+    return new.target === undefined ? apply(RegExpOriginal, this, args) : construct(RegExpOriginal as unknown as new (...a: unknown[]) => unknown, args, new.target);
+  };
+  replaceConstructor(g, 'RegExp', RegExpOriginal, checkedRegExp);
+  if (typeof regExpCompile === 'function') {
+    defineProperty(RegExpOriginal.prototype, 'compile', { value: { compile(this: unknown, pattern: unknown, flags: unknown): unknown {
+      const { text, given } = patternText(pattern);
+      refuseManyPropertyClasses(text);
+      return apply(regExpCompile, this, flags === undefined ? [given] : [given, `${flags as string}`]);
+    } }.compile, writable: true, enumerable: false, configurable: true });
+  }
+
   fixedLengthOnly('ArrayBuffer');
   fixedLengthOnly('SharedArrayBuffer');
 
