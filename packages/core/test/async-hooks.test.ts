@@ -81,6 +81,17 @@ describe('async hooks that reject', () => {
     expect(unhandled).toEqual([]);
   });
 
+  it('a turn cancelled while a zod refinement is still pending answers its calls at once, ABORTED_BEFORE_DISPATCH', async () => {
+    const pending = deferred();
+    const hang = defineTool({ name: 'hang', description: 'd', parameters: z.object({ x: z.string().refine(() => new Promise<boolean>(() => pending.resolve())) }), execute: () => 'ran' });
+    const controller = new AbortController();
+    const turn = engine([hang, tool('quick')]).run([call('hang', { x: 'a' }), call('quick')], { signal: controller.signal });
+    await pending.promise; // the refinement is running
+    controller.abort();
+    const results = await turn;
+    expect(results.map((result) => (result.isError ? result.error.code : 'ok'))).toEqual(['ABORTED_BEFORE_DISPATCH', 'ABORTED_BEFORE_DISPATCH']);
+  });
+
   it('an async source whose tools() or policyRules() rejects is INVALID_OPTION, and leaves no unhandled rejection', async () => {
     for (const failing of [{ tools: rejecting('tools'), policyRules: () => [] }, { tools: () => [], policyRules: rejecting('policyRules') }]) {
       expect(() => createEngine({ sources: [failing as never], policy: { default: 'allow' } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));

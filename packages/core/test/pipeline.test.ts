@@ -576,6 +576,18 @@ describe('execute stage', () => {
     expect(failure(result).error.message).toBe('t: connect redis://<credentials>@10.0.0.5:6379/0 failed; see https://api.example.com/y');
   });
 
+  it.each([
+    ['postgres://admin:s3cr@t!@db.internal:5432/app down', 't: postgres://<credentials>@db.internal:5432/app down'],
+    ['postgres://admin:pa/ss#word@db.internal:5432/app down', 't: postgres://<credentials>@db.internal:5432/app down'],
+    ['amqp://svc:top?secret@mq.internal down', 't: amqp://<credentials>@mq.internal down'],
+    ['proxy http://proxy.internal:3128,/home/alice/.ssh/id_rsa unreadable', 't: proxy http://proxy.internal:3128,<path> unreadable'],
+    ['see https://medium.com/@user', 't: see https://medium.com/@user'],
+  ])('a password holding @, /, ? or # is hidden whole, and a path after a comma is a path: %s', async (thrown, shown) => {
+    const t = tool('t', { execute: () => { throw new Error(thrown); } });
+    const [result] = await engine([t]).run([call('t')]);
+    expect(failure(result).error.message).toBe(shown);
+  });
+
   it('a URL with no host names a local path: unix:///var/run/docker.sock and sqlite:////srv/db lose the path', async () => {
     const t = tool('t', { execute: () => { throw new Error('connect ENOENT unix:///var/run/docker.sock and could not open sqlite:////srv/app/private/users.db'); } });
     const [result] = await engine([t]).run([call('t')]);

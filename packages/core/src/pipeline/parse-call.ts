@@ -1,5 +1,7 @@
 // Stage 1: provider call to frozen arguments, or a failure result. Never throws.
 // Hot path: objects are built as literals (spreads hit a slow V8 path here).
+import { NEVER_ABORTED } from '../util/merge-abort-signals.js';
+import { ABORTED, untilAborted } from '../util/until-aborted.js';
 import { parseJsonArguments } from '../json/parse-json-arguments.js';
 import type { JsonObject } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
@@ -13,7 +15,7 @@ import type { PipelineLimits } from './pipeline-limits.js';
  * `standIn` names a call that has no id of its own (never one another call of the turn uses);
  * `listable` says which tools an unknown-tool answer may name (none the tenant is denied outright).
  */
-export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true, cancelled = false): ParsedCall | Promise<ParsedCall> {
+export function parseCall(registry: ToolRegistry, request: ToolCallRequest, index: number, limits: PipelineLimits, standIn: (index: number) => string, listable: (name: string) => boolean = () => true, cancelled = false, signal: AbortSignal = NEVER_ABORTED): ParsedCall | Promise<ParsedCall> {
   const id = request.id;
   const name = String(request.name);
   // The model's text, echoed in messages only this long: a name of megabytes would fill its context.
@@ -34,9 +36,11 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   }
   if (!tool.validateArgs(value, parsed.jsonLength)) return failed(index, callId, name, tool, 'INVALID_ARGS', invalidArgsMessage(tool, name));
   if (tool.zodParameters === undefined) return { index, callId, name, tool, args: value as JsonObject, failure: undefined };
-  return parseZodArguments(tool.zodParameters, value as JsonObject, limits.maxArgumentDepth, limits.guardTimeoutMs).then((prepared) =>
-    prepared.ok ? { index, callId, name, tool, args: prepared.value, failure: undefined } : failed(index, callId, name, tool, prepared.code, `${name}: ${prepared.message}`),
-  );
+  // A zod refinement may take its time: a turn cancelled meanwhile answers the call at once.
+  return untilAborted(parseZodArguments(tool.zodParameters, value as JsonObject, limits.maxArgumentDepth, limits.guardTimeoutMs), signal).then((prepared) => {
+    if (prepared === ABORTED) return failed(index, callId, name, tool, 'ABORTED_BEFORE_DISPATCH', `${name}: cancelled before it started`);
+    return prepared.ok ? { index, callId, name, tool, args: prepared.value, failure: undefined } : failed(index, callId, name, tool, prepared.code, `${name}: ${prepared.message}`);
+  });
 }
 
 const MAX_SHOWN_NAME = 128;

@@ -31,7 +31,7 @@ export async function parseStage(config: PipelineConfig, requests: readonly Tool
   let since = performance.now();
   // By index, not map: a sparse list's holes are calls answered like any other.
   for (let index = 0; index < requests.length; index += 1) {
-    const parsed = safeParse(config, requests[index] as ToolCallRequest, index, standIn, listable, signal.aborted);
+    const parsed = safeParse(config, requests[index] as ToolCallRequest, index, standIn, listable, signal);
     // A zod-authored tool's arguments are parsed by zod asynchronously (validation/zod-arguments.ts).
     calls.push(parsed instanceof Promise ? await parsed : parsed);
     if (index + 1 < requests.length && performance.now() - since > YIELD_AFTER_MS) {
@@ -84,9 +84,9 @@ function deniedOutright(config: PipelineConfig, name: string, tenant: string | u
 }
 
 /** A call whose very fields cannot be read (a throwing getter or toString) is still answered. */
-function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string, listable: (name: string) => boolean, cancelled: boolean): ParsedCall | Promise<ParsedCall> {
+function safeParse(config: PipelineConfig, request: ToolCallRequest, index: number, standIn: (index: number) => string, listable: (name: string) => boolean, signal: AbortSignal): ParsedCall | Promise<ParsedCall> {
   try {
-    return parseCall(config.registry, request, index, config.limits, standIn, listable, cancelled);
+    return parseCall(config.registry, request, index, config.limits, standIn, listable, signal.aborted, signal);
   } catch {
     let callId: string | undefined;
     try {

@@ -17,10 +17,17 @@ const FILE_URL = /file:\/\/\/?[^\s'"`)]*/g;
 const SEGMENT = String.raw`(?:[^\s/'"\x60<>]|'(?=[^\s/'"\x60<>]))+`;
 const SPACED = String.raw`${SEGMENT}(?:[ \t\u00a0]+${SEGMENT})*`;
 const POSIX_PATH = new RegExp(String.raw`(?<![\p{L}\p{N}_.~])(?:~|\.{1,2})?\/(?:(?:${SPACED}\/)+(?:${SEGMENT})?|${SEGMENT})`, 'gu');
-const WEB_URL = String.raw`\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s'"\x60<>]*`;
+// A URL ends at a comma too: `http://proxy:3128,/home/alice/.ssh/id_rsa` is a URL and a path.
+const WEB_URL = String.raw`\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s'"\x60<>,]*`;
 const WEB_URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-/** A URL's user and password, up to the @ before its host. */
-const USERINFO = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@]*@/;
+/**
+ * A URL's user and password: up to the last @ of the URL when a colon comes before it (a
+ * password may hold @, /, ? or # unencoded: postgres://admin:s3cr@t!@db). A path's @ after a
+ * port (host:8080/@user) is taken for one too: more hidden, never less.
+ */
+const USERINFO = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^@:]*:[^@]*@(?:[^@]*@)*/;
+/** A user without a password (user@host), up to the first @: no secret, but no name either. */
+const USER_ONLY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@:]*@/;
 const WEB_URL_OR_POSIX_PATH = new RegExp(`${WEB_URL}|${POSIX_PATH.source}`, 'gu');
 const WINDOWS_PATH = /(?:\b[A-Za-z]:|\\\\[^\\\s'"`]+)\\(?:[^\\\s'"`]+(?:[ \t\u00a0]+[^\\\s'"`]+)*\\)*[^\\\s'"`]*/g;
 
@@ -37,7 +44,7 @@ export function sanitizeMessage(message: string, maxChars = MAX_MESSAGE_CHARS, i
       if (scheme === undefined || /^file:/i.test(match)) return '<path>';
       if (match[scheme.length] === '/') return `${scheme}<path>`;
       // A password in a URL (redis://:hunter2@10.0.0.5) is the host's secret, whatever the scheme.
-      return match.replace(USERINFO, `${scheme}<credentials>@`);
+      return USERINFO.test(match) ? match.replace(USERINFO, `${scheme}<credentials>@`) : match.replace(USER_ONLY, `${scheme}<credentials>@`);
     })
     .replace(WINDOWS_PATH, '<path>')
     .replace(/\n{2,}/g, '\n')
