@@ -6,6 +6,7 @@ import { listCopy, plainOptions } from './util/plain-options.js';
 import type { JsonObject } from './json/json-types.js';
 import { createPolicy, toolNameMatcher, type PermissionPolicy, type PolicyConfig, type PolicyRule } from './permission/permission-policy.js';
 import { didYouMean } from './util/did-you-mean.js';
+import { messageOf } from './util/sanitize-message.js';
 import type { Approver, ExecuteWrapper, Guard, PipelineObservers } from './pipeline/hooks.js';
 import { DEFAULT_LIMITS, type PipelineLimits } from './pipeline/pipeline-limits.js';
 import { presentCall, presentResult } from './present/generic-cards.js';
@@ -152,7 +153,7 @@ function readList<T>(read: () => Iterable<T> | null | undefined, path: string): 
     return [...list];
   } catch (error) {
     if (AirlockError.isInstance(error)) throw error;
-    throw new AirlockError('INVALID_OPTION', `${path} could not be read (${error instanceof Error ? error.message : String(error)})`, { path }, { cause: error });
+    throw new AirlockError('INVALID_OPTION', `${path} could not be read (${messageOf(error)})`, { path }, { cause: error });
   }
 }
 
@@ -179,7 +180,7 @@ function sourceRulesOf(source: ToolSource, index: number): PolicyRule[] {
   try {
     rules = source.policyRules();
   } catch (error) {
-    throw new AirlockError('INVALID_OPTION', `${path} could not be read (${error instanceof Error ? error.message : String(error)})`, { path }, { cause: error });
+    throw new AirlockError('INVALID_OPTION', `${path} could not be read (${messageOf(error)})`, { path }, { cause: error });
   }
   containRejection(rules);
   if (!Array.isArray(rules)) throw new AirlockError('INVALID_OPTION', `${path} must give a list of policy rules`, { path });

@@ -7,6 +7,7 @@ import type { JsonValue } from '../json/json-types.js';
 import type { ToolCallRequest } from '../providers/provider-format.js';
 import { failureContent, type ToolResult } from '../result/tool-result.js';
 import { linkAbortSignal, type LinkedAbort } from '../util/merge-abort-signals.js';
+import { shortened } from '../util/shortened.js';
 import { escapeControls } from '../util/visible-text.js';
 import type { CodeModeLimits } from './code-mode-limits.js';
 
@@ -101,7 +102,7 @@ export class SubCalls {
     // find), so the host holds the list: the code tool itself and tools denied outright are
     // not on it, and a name that is not is answered here, never reaching the pipeline or `calls`.
     if (typeof name !== 'string' || !this.#offered.has(name)) {
-      const shown = typeof name !== 'string' ? 'that' : escapeControls(name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name);
+      const shown = typeof name !== 'string' ? 'that' : escapeControls(shortened(name, MAX_SHOWN_NAME));
       return Promise.resolve(refusal('UNKNOWN_TOOL', `${typeof name === 'string' ? `"${shown}"` : shown} is not one of this program's tools`));
     }
     const request: ToolCallRequest = { id, name, arguments: (args === undefined ? {} : args) as JsonValue };

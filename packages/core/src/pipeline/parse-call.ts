@@ -1,6 +1,7 @@
 // Stage 1: provider call to frozen arguments, or a failure result. Never throws.
 // Hot path: objects are built as literals (spreads hit a slow V8 path here).
 import { NEVER_ABORTED } from '../util/merge-abort-signals.js';
+import { shortened } from '../util/shortened.js';
 import { ABORTED, untilAborted } from '../util/until-aborted.js';
 import { parseJsonArguments } from '../json/parse-json-arguments.js';
 import type { JsonObject } from '../json/json-types.js';
@@ -19,7 +20,7 @@ export function parseCall(registry: ToolRegistry, request: ToolCallRequest, inde
   const id = request.id;
   const name = String(request.name);
   // The model's text, echoed in messages only this long: a name of megabytes would fill its context.
-  const shown = name.length > MAX_SHOWN_NAME ? `${name.slice(0, MAX_SHOWN_NAME)}…` : name;
+  const shown = shortened(name, MAX_SHOWN_NAME);
   // A call without an id cannot be matched to its result: answered under its position, never run.
   if (id === undefined || id === null || id === '') return failed(index, standIn(index), name, registry.get(name), 'INVALID_ARGS', `${shown}: the call has no id (tool call ids are non-empty strings)`);
   const callId = String(id);

@@ -1,6 +1,7 @@
 // Turns ajv's errors into one line a model can act on: which field, what was
 // expected, what it sent.
 import type { ErrorObject } from 'ajv';
+import { shortened } from '../util/shortened.js';
 
 const MAX_LISTED = 8;
 /** Errors read to find the distinct ones listed (anyOf branches repeat each other). */
@@ -10,7 +11,7 @@ const MAX_READ = 200;
 const MAX_ECHOED = 128;
 
 function cut(text: string): string {
-  return text.length > MAX_ECHOED ? `${text.slice(0, MAX_ECHOED)}…` : text;
+  return shortened(text, MAX_ECHOED);
 }
 
 /** Where in the value: nothing at the root, a JSON pointer below it (`/items/2/id: `). */
