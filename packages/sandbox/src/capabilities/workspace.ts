@@ -13,6 +13,7 @@ import { lstat, mkdir, open, opendir, realpath, rename, rmdir, stat, unlink, typ
 import { join, relative, isAbsolute, sep } from 'node:path';
 import type { Capability, CapabilityContext } from '../plugin/capability-handler.js';
 import { argumentObject, CapabilityRefusal, optionalStringField, stringField } from './capability-argument.js';
+import { PerCallAllowance } from './per-call-allowance.js';
 import { TEMP_PREFIX, tenantFolderName, workspaceSegments } from './workspace-path.js';
 
 export const WORKSPACE_FUNCTIONS = ['workspace.read', 'workspace.write', 'workspace.list', 'workspace.delete', 'workspace.stat'] as const;
@@ -30,15 +31,15 @@ const MAX_LIST_ENTRIES = 1000;
  */
 const MAX_READ_BYTES_PER_CALL = 8 * 1024 * 1024;
 const MAX_LISTED_PER_CALL = 10_000;
-const readBy = new WeakMap<CapabilityContext, number>();
-const listedBy = new WeakMap<CapabilityContext, number>();
+const readAllowance = new PerCallAllowance((max) => `workspace.read: this call has read ${max} bytes in all, as much as one call may`);
+const listAllowance = new PerCallAllowance((max) => `workspace.list: this call has listed ${max} entries in all, as many as one call may`);
 /**
  * Entries one call's writes may walk in all: each write counts the tenant folder for its quota
  * (an entry an lstat), and 300 refused writes into a folder of 9,000 files took 25 s of the
  * host's CPU (an outside tester's find). Ten writes into a full folder (maxFiles 10,000).
  */
 const MAX_WALKED_PER_CALL = 100_000;
-const walkedBy = new WeakMap<CapabilityContext, number>();
+const walkAllowance = new PerCallAllowance((max) => `workspace.write: this call's writes have counted ${max} entries of the folder in all, as many as one call may`);
 /** A read racing the tenant's own write of the same file (replaced by rename) opens again, this many times at most. */
 const SAME_FILE_ATTEMPTS = 3;
 const FILE_CHANGED = 'workspace file changed';
@@ -96,17 +97,15 @@ class Workspace {
 
   /** `maxReadBytes`: what this call may read in all. */
   async read(context: CapabilityContext, segments: string[], maxReadBytes: number): Promise<JsonValue> {
-    if ((readBy.get(context) ?? 0) >= maxReadBytes) throw readRefusal(maxReadBytes);
+    readAllowance.check(context, maxReadBytes);
     const root = await this.#tenantRoot(context.tenant);
     await using parent = await directory(root, segments.slice(0, -1), false);
     const file = parent.child(segments.at(-1) as string);
     const { handle, info } = await openSame(file, root);
     try {
       if (info.size > MAX_READ_BYTES) throw new CapabilityRefusal(`file larger than ${MAX_READ_BYTES} bytes`);
-      // Counted before the read, in the same turn as the check: reads at once cannot all pass it.
-      const read = (readBy.get(context) ?? 0) + info.size;
-      if (read > maxReadBytes) throw readRefusal(maxReadBytes);
-      readBy.set(context, read);
+      // Counted before the read.
+      readAllowance.charge(context, info.size, maxReadBytes);
       const buffer = Buffer.alloc(info.size);
       const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
       return { path: segments.join('/'), content: buffer.subarray(0, bytesRead).toString('utf8'), bytes: bytesRead };
@@ -125,11 +124,7 @@ class Workspace {
       const target = join(root, ...segments);
       const existing = await lstatOrUndefined(target);
       if (existing !== undefined && !existing.isFile()) throw new CapabilityRefusal('not a file');
-      const usage = await usageOf(root, () => {
-        const walked = (walkedBy.get(context) ?? 0) + 1;
-        if (walked > MAX_WALKED_PER_CALL) throw new CapabilityRefusal(`workspace.write: this call's writes have counted ${MAX_WALKED_PER_CALL} entries of the folder in all, as many as one call may`);
-        walkedBy.set(context, walked);
-      });
+      const usage = await usageOf(root, () => walkAllowance.charge(context, 1, MAX_WALKED_PER_CALL));
       if (usage.bytes - (existing?.size ?? 0) + bytes > quota.maxBytes) throw new CapabilityRefusal('workspace byte quota exceeded');
       if (usage.entries + missing + (existing === undefined ? 1 : 0) > quota.maxFiles) throw new CapabilityRefusal('workspace file quota exceeded');
       await using parent = await directory(root, dirs, true);
@@ -154,7 +149,7 @@ class Workspace {
   }
 
   async list(context: CapabilityContext, segments: string[]): Promise<JsonValue> {
-    if ((listedBy.get(context) ?? 0) >= MAX_LISTED_PER_CALL) throw listRefusal();
+    listAllowance.check(context, MAX_LISTED_PER_CALL);
     const root = await this.#tenantRoot(context.tenant);
     await using folder = await directory(root, segments, false);
     const entries: Entry[] = [];
@@ -165,9 +160,7 @@ class Workspace {
         truncated = true;
         break;
       }
-      const listed = (listedBy.get(context) ?? 0) + 1;
-      if (listed > MAX_LISTED_PER_CALL) throw listRefusal();
-      listedBy.set(context, listed);
+      listAllowance.charge(context, 1, MAX_LISTED_PER_CALL);
       const info = await lstatOrUndefined(folder.child(dirent.name));
       if (info === undefined) continue;
       entries.push({ name: dirent.name, type: info.isFile() ? 'file' : info.isDirectory() ? 'directory' : 'other', bytes: info.isFile() ? info.size : 0 });
@@ -377,12 +370,4 @@ async function lstatOrUndefined(path: string) {
 
 function isMissing(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ENOENT';
-}
-
-function readRefusal(maxReadBytes: number): CapabilityRefusal {
-  return new CapabilityRefusal(`workspace.read: this call has read ${maxReadBytes} bytes in all, as much as one call may`);
-}
-
-function listRefusal(): CapabilityRefusal {
-  return new CapabilityRefusal(`workspace.list: this call has listed ${MAX_LISTED_PER_CALL} entries in all, as many as one call may`);
 }
