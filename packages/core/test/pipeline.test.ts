@@ -564,34 +564,21 @@ describe('execute stage', () => {
     expect(failure(result).error.message).not.toMatch(new RegExp(leaks));
   });
 
-  it('a web URL is no host path: it is kept whole', async () => {
-    const t = tool('t', { execute: () => { throw new Error('GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status'); } });
-    const [result] = await engine([t]).run([call('t')]);
-    expect(failure(result).error.message).toBe('t: GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status');
-  });
-
-  it('a URL keeps its host but never its user and password: redis://:hunter2@... is the host\'s secret', async () => {
-    const t = tool('t', { execute: () => { throw new Error('connect redis://:hunter2@10.0.0.5:6379/0 failed; see https://api.example.com/y'); } });
-    const [result] = await engine([t]).run([call('t')]);
-    expect(failure(result).error.message).toBe('t: connect redis://<credentials>@10.0.0.5:6379/0 failed; see https://api.example.com/y');
-  });
-
+  // A URL keeps its host; its user and password (the host's secret, raw @, /, ? or # and all)
+  // and a hostless URL's path (a local one) do not reach the model, nor a path after a comma.
   it.each([
+    ['GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status', 't: GET https://api.example.com/v1/items?page=2 failed; see http://localhost:8080/status'],
+    ['connect redis://:hunter2@10.0.0.5:6379/0 failed; see https://api.example.com/y', 't: connect redis://<credentials>@10.0.0.5:6379/0 failed; see https://api.example.com/y'],
     ['postgres://admin:s3cr@t!@db.internal:5432/app down', 't: postgres://<credentials>@db.internal:5432/app down'],
     ['postgres://admin:pa/ss#word@db.internal:5432/app down', 't: postgres://<credentials>@db.internal:5432/app down'],
     ['amqp://svc:top?secret@mq.internal down', 't: amqp://<credentials>@mq.internal down'],
     ['proxy http://proxy.internal:3128,/home/alice/.ssh/id_rsa unreadable', 't: proxy http://proxy.internal:3128,<path> unreadable'],
     ['see https://medium.com/@user', 't: see https://medium.com/@user'],
-  ])('a password holding @, /, ? or # is hidden whole, and a path after a comma is a path: %s', async (thrown, shown) => {
+    ['connect ENOENT unix:///var/run/docker.sock and could not open sqlite:////srv/app/private/users.db', 't: connect ENOENT unix://<path> and could not open sqlite://<path>'],
+  ])('a URL in a message: %s', async (thrown, shown) => {
     const t = tool('t', { execute: () => { throw new Error(thrown); } });
     const [result] = await engine([t]).run([call('t')]);
     expect(failure(result).error.message).toBe(shown);
-  });
-
-  it('a URL with no host names a local path: unix:///var/run/docker.sock and sqlite:////srv/db lose the path', async () => {
-    const t = tool('t', { execute: () => { throw new Error('connect ENOENT unix:///var/run/docker.sock and could not open sqlite:////srv/app/private/users.db'); } });
-    const [result] = await engine([t]).run([call('t')]);
-    expect(failure(result).error.message).toBe('t: connect ENOENT unix://<path> and could not open sqlite://<path>');
   });
 
   it('a slash between words or numbers is no path, and an async frame is a frame', async () => {
