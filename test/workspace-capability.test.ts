@@ -197,11 +197,14 @@ describe('workspace capability', () => {
   });
 
   it('one call\'s writes count at most 100,000 entries of the folder in all for their quota checks: each is an lstat on the host', async () => {
-    const { run, cap, tenantDir } = await open({ workspace: { maxFiles: 10_000 } });
+    // Eleven walks of 9,000 lstats take seconds on a loaded machine: the call's deadline is no part of what is tested.
+    const { run, cap, tenantDir } = await open({ workspace: { maxFiles: 10_000 }, limits: { timeoutMs: 60_000 } });
     await mkdir(join(tenantDir, 'bulk'), { recursive: true });
     await Promise.all(Array.from({ length: 9000 }, (_, i) => writeFile(join(tenantDir, 'bulk', `f${i}`), '')));
     // 16 at once (the capability channel's own bound on requests in flight); they run one after another.
-    const writes = (await run('many', { requests: Array.from({ length: 16 }, (_, i) => ({ name: 'workspace.write', argument: { path: `w${i}.txt`, content: 'x' } })) })) as unknown as { value: { ok: boolean; error?: string }[] };
+    const answered = await run('many', { requests: Array.from({ length: 16 }, (_, i) => ({ name: 'workspace.write', argument: { path: `w${i}.txt`, content: 'x' } })) });
+    expect(answered.isError, JSON.stringify(answered)).toBe(false);
+    const writes = answered as unknown as { value: { ok: boolean; error?: string }[] };
     const written = writes.value.filter((answer) => answer.ok).length;
     // The n-th write counts 9,001 + n entries: eleven count 99,066, a twelfth would pass 100,000.
     expect(written).toBe(11);
