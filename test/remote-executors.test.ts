@@ -5,6 +5,8 @@
 import { createEngine, type Engine, type JsonValue, type ToolCallRequest, type ToolFailure, type ToolResult } from '@airlock/core';
 import { createCodeMode, createRemoteSandbox, createSandbox, SandboxError, startExecutor, type Capability, type Sandbox } from '@airlock/sandbox';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +117,30 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect((results[0] as ToolFailure).error.message).toMatch(/executor [0-9a-f]{32} died/);
     expect(performance.now() - clock).toBeLessThan(8000); // the manifest's timeoutMs
     expect(runs.get('doomed')).toBe(1);
+  });
+
+  it('a probe left unanswered when its executor died does not hold the verdict: the next probe finds it gone', async () => {
+    // The server routes to a dead connection for a moment after its process dies; a probe sent
+    // then waits its whole 3 s. Stopping the executor first leaves such a probe in flight.
+    const victim = await executor();
+    const { engine, startOf } = await remote();
+    const sniffer = await rawClient();
+    const started = startOf('doomed');
+    const pending = engine.run([call('doomed', 'work', { tag: 'doomed', ms: 20_000 })]);
+    await started;
+    victim.child.kill('SIGSTOP');
+    // A ping sent while it is stopped (unsubscribed at once: a listener would count as a responder).
+    let pinged: () => void = () => undefined;
+    const ping = new Promise<void>((resolve) => (pinged = resolve));
+    sniffer.subscribe(`airlock.exec.${victim.id}`, { max: 1, callback: () => pinged() });
+    await sniffer.flush();
+    await ping;
+    await sniffer.flush();
+    victim.child.kill('SIGKILL');
+    const [result] = await pending;
+    expect(codes([result!])).toEqual(['SANDBOX_CRASH']);
+    // Found by a later probe's "no responders", not by the stopped one's timeout.
+    expect((result as ToolFailure).error.message).toMatch(/died or lost its connection/);
   });
 
   it('aborts on a hung executor the call it reported SANDBOX_CRASH, when the executor resumes', async () => {
@@ -399,6 +425,42 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
     expect(byToken.stderr()).not.toContain('t0ken');
   });
 
+  it('docs/security.md\'s NATS permissions, as written, serve each host and keep the hosts apart', async () => {
+    // The configuration block of docs/security.md, "The bus must be private", verbatim.
+    const doc = readFileSync(join(ROOT, 'docs/security.md'), 'utf8');
+    const block = /```conf\n([\s\S]*?authorization \{[\s\S]*?)```/.exec(doc)?.[1];
+    expect(block, 'the conf block in docs/security.md').toBeDefined();
+    const folder = mkdtempSync(join(tmpdir(), 'airlock-nats-'));
+    cleanups.push(async () => rmSync(folder, { recursive: true, force: true }));
+    const config = join(folder, 'nats.conf');
+    writeFileSync(config, block!.replace(/^ {2}/gm, ''));
+    const guarded = await startNats(['-c', config]);
+    cleanups.push(() => guarded.stop());
+    const as = (user: string): string => guarded.url.replace('nats://', `nats://${user}:${user}-secret@`);
+    executors.push(await startExecutorProcess(as('executor'), [PLUGIN]));
+    // Both hosts run calls, capability round trips included, each under its own group.
+    const hosts = await Promise.all(['web', 'billing'].map(async (group) => {
+      const host = hostCapabilities();
+      const sandbox = await createRemoteSandbox({ url: as(group), hostGroup: group, plugins: [PLUGIN], capabilities: host.capabilities });
+      cleanups.push(() => sandbox.close());
+      return createEngine({ sources: [sandbox], policy: { default: 'allow' } });
+    }));
+    for (const engine of hosts) {
+      const results = await engine.run([call('a', 'echo'), call('b', 'whoami')], { tenant: 't1' });
+      expect(codes(results)).toEqual(['ok', 'ok']);
+      expect(results[1]?.isError === false && results[1].value).toEqual({ tenant: 't1', plugin: 'remote-worker', tool: 'whoami', callId: 'b' });
+    }
+    // billing's credentials can neither read web's calls nor answer in an executor's place.
+    const rogue = await connect({ servers: guarded.url, user: 'billing', pass: 'billing-secret' });
+    cleanups.push(() => rogue.close());
+    const refusal = (subject: string): Promise<string> => new Promise((resolve) => {
+      rogue.subscribe(subject, { callback: (error) => error !== null && resolve(error.message) });
+    });
+    for (const subject of ['airlock.host.web.>', 'airlock.host.>', 'airlock.offer.>', 'airlock.exec.>']) {
+      expect(await refusal(subject)).toMatch(/permissions violation/i);
+    }
+  });
+
   it('an executor drained while its NATS server is down still exits 0', async () => {
     const own = await startNats();
     let running = true;
@@ -611,6 +673,29 @@ describe.skipIf(!available)('remote executors (real nats-server)', () => {
       const report = JSON.parse(run.stdout) as { results: { isError: boolean; value: unknown }[] };
       expect(report.results).toEqual([expect.objectContaining({ isError: false, value: { tag: 'via-cli', tenant: 'cli' } })]);
     });
+
+    it('run places the host on the bus with --subject-prefix and --host-group, and refuses them without --executors', async () => {
+      executors.push(await startExecutorProcess(nats.url, [PLUGIN], ['--subject-prefix', 'blue.fleet']));
+      const sniffer = await rawClient();
+      const seen: string[] = [];
+      sniffer.subscribe('blue.fleet.host.>', { callback: (_error, message) => seen.push(message.subject) });
+      await sniffer.flush();
+      const message = { role: 'assistant', tool_calls: [{ id: 'e1', type: 'function', function: { name: 'echo', arguments: '{"tag":"blue"}' } }] };
+      const flags = ['--subject-prefix', 'blue.fleet', '--host-group', 'web'];
+      const run = await airlock(['run', '-', '--plugins', PLUGIN, '--capabilities', HOST_CAPABILITIES, '--executors', nats.url, ...flags, '--json'], { input: JSON.stringify(message) });
+      expect(run.code, run.stderr).toBe(0);
+      expect((JSON.parse(run.stdout) as { results: { isError: boolean }[] }).results).toEqual([expect.objectContaining({ isError: false })]);
+      expect(seen.length).toBeGreaterThan(0);
+      for (const subject of seen) expect(subject).toMatch(/^blue\.fleet\.host\.web\.[0-9a-f]{32}\./);
+      for (const [flag, value] of [['--host-group', 'web'], ['--subject-prefix', 'blue']]) {
+        const stray = await airlock(['run', '-', '--plugins', PLUGIN, flag!, value!], { input: JSON.stringify(message) });
+        expect(stray.code).toBe(2);
+        expect(oneLine(stray.stderr)).toBe(`airlock: ${flag} places this host on an executor fleet's bus: give --executors <url> too`);
+      }
+      const bad = await airlock(['run', '-', '--plugins', PLUGIN, '--executors', nats.url, '--host-group', 'a.b'], { input: JSON.stringify(message) });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--host-group must be 1-64 letters');
+    });
   });
 });
 
@@ -625,6 +710,8 @@ describe('remote executor options (no server needed)', () => {
       [{ url: 'nats://127.0.0.1:1', livenessMs: 1 }, /options\.livenessMs must be a whole number from 10/],
       [{ url: 'nats://127.0.0.1:1', subjectPrefix: 'a b' }, /options\.subjectPrefix must be dot-separated/],
       [{ url: 'nats://127.0.0.1:1', subjectPrefix: 'a.>' }, /options\.subjectPrefix must be dot-separated/],
+      [{ url: 'nats://127.0.0.1:1', hostGroup: 'web.eu' }, /options\.hostGroup must be 1-64 letters, digits, "-" or "_" \(one NATS subject token\)/],
+      [{ url: 'nats://127.0.0.1:1', hostGroup: '*' }, /options\.hostGroup must be 1-64/],
     ];
     for (const [options, message] of cases) {
       const error = await createRemoteSandbox(options).catch((caught: unknown) => caught);

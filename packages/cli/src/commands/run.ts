@@ -10,7 +10,7 @@ import { HOST_CAPABILITY_FLAGS, HOST_CAPABILITY_HELP, standardOptions } from '..
 import { loadCapabilities } from '../support/load-capabilities.js';
 import { DEFAULT_TENANT, workspaceFolder, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
 import { openEngine } from '../support/open-engine.js';
-import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
+import { EXECUTORS_FLAG, EXECUTORS_HELP, executorsTarget } from '../support/executors-flag.js';
 import { parseArgs } from 'node:util';
 import { withUsage } from '../support/parse-command-args.js';
 import { plural } from '../support/plural.js';
@@ -96,6 +96,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (values.format !== undefined && values.json === true) throw new UsageError('--json prints the report (the messages and every result); --format chooses between the other two outputs: give one of them');
   if (values.tenant !== undefined && !/^[\w.:@-]{1,128}$/.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
   if (values['code-mode'] === true && values.executors !== undefined) throw new UsageError('--code-mode cannot run with --executors: programs run in a sandbox of their own that no executor serves (every program would end ABORTED_BEFORE_DISPATCH)');
+  const executors = executorsTarget(values);
 
   let source = positionals[0];
   let plugins = values.plugins ?? [];
@@ -158,7 +159,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   let opened: Awaited<ReturnType<typeof openEngine>>;
   try {
     const capabilities = await loadCapabilities(values.capabilities);
-    const loading = openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors: values.executors });
+    const loading = openEngine(plugins, { ...(approver === undefined ? {} : { approver }), capabilities, observers, standard, codeMode, executors });
     const ready = await Promise.race([loading, interrupt.givenUp.then(() => undefined)]);
     if (ready === undefined) {
       progress?.stop();

@@ -18,7 +18,7 @@ import { CallsInFlight, createMcpSession, type McpSessionOptions } from '../supp
 import { MAX_MESSAGE_BYTES, MessageLines } from '../support/message-lines.js';
 import { DEBUG_HELP, debugEnabled, debugOnError } from '../support/debug-output.js';
 import { codeToolClash, openSandbox } from '../support/open-engine.js';
-import { EXECUTORS_FLAG, EXECUTORS_HELP } from '../support/executors-flag.js';
+import { EXECUTORS_FLAG, EXECUTORS_HELP, executorsTarget } from '../support/executors-flag.js';
 import { withUsage } from '../support/parse-command-args.js';
 import { escapeRawInJson, visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
@@ -118,6 +118,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError('--http must be a port number from 0 to 65535');
   if (values.tenant !== undefined && !TENANT.test(values.tenant)) throw new UsageError('--tenant must be 1-128 letters, digits or . _ : @ -');
   if (values['code-mode'] === true && values.executors !== undefined) throw new UsageError('--code-mode cannot run with --executors: programs run in a sandbox of their own that no executor serves (every program would end ABORTED_BEFORE_DISPATCH)');
+  const executors = executorsTarget(values);
   const httpOnly = (['tenant-header', 'max-sessions', 'max-sessions-per-tenant', 'idle-timeout'] as const).find((flag) => values[flag] !== undefined);
   if (httpOnly !== undefined && port === undefined) throw new UsageError(`--${httpOnly} applies to --http only (over stdio there is one session)`);
   if (values.tenant !== undefined && values['tenant-header'] !== undefined) throw new UsageError('--tenant and --tenant-header exclude each other: one fixed tenant, or one per header value');
@@ -135,7 +136,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
   if ((values.plugins ?? []).length === 0) throw new UsageError('--plugins <dir> is required (see "airlock serve --help")');
 
-  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values), values.executors);
+  const sandbox = await openSandbox(values.plugins ?? [], await loadCapabilities(values.capabilities), standardOptions(values), executors);
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const unapprovable = unknownApprovals(values.approve ?? [], sandbox.tools().map((tool) => tool.name));
   if (unapprovable !== undefined) {

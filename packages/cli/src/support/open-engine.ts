@@ -2,6 +2,7 @@
 // manifests. Plugin faults become one-line usage errors naming the manifest path.
 import { createEngine, DEFAULT_CODE_TOOL_NAME, type Approver, type Engine, type PipelineObservers } from '@airlock/core';
 import { createCodeMode, createRemoteSandbox, createSandbox, SandboxError, type Capability, type Sandbox, type StandardCapabilityOptions } from '@airlock/sandbox';
+import { asExecutorsFlagMessage, type ExecutorsTarget } from './executors-flag.js';
 import { asFlagMessage, withOfferHint } from './host-capabilities.js';
 import { visible } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
@@ -12,16 +13,15 @@ export interface OpenEngine {
   close(): Promise<void>;
 }
 
-export async function openSandbox(pluginPaths: readonly string[], capabilities: Record<string, Capability> | undefined, standard: StandardCapabilityOptions = {}, executors?: string): Promise<Sandbox> {
+export async function openSandbox(pluginPaths: readonly string[], capabilities: Record<string, Capability> | undefined, standard: StandardCapabilityOptions = {}, executors?: ExecutorsTarget): Promise<Sandbox> {
   if (pluginPaths.length === 0) throw new UsageError('--plugins <dir> is required (a plugin folder or a folder of plugin folders)');
   let sandbox: Sandbox;
   try {
     const options = { ...standard, ...(capabilities === undefined ? {} : { capabilities }) };
     // --executors: the same sandbox, whose plugin code runs on executor processes (connects now, fails fast).
-    sandbox = executors === undefined ? createSandbox(options) : await createRemoteSandbox({ ...options, url: executors });
+    sandbox = executors === undefined ? createSandbox(options) : await createRemoteSandbox({ ...options, ...executors });
   } catch (error) {
-    if (SandboxError.isInstance(error) && executors !== undefined) throw new UsageError(error.message.replace(/^options\.url/, '--executors'));
-    if (SandboxError.isInstance(error)) throw new UsageError(asFlagMessage(error.message));
+    if (SandboxError.isInstance(error)) throw new UsageError(asFlagMessage(executors === undefined ? error.message : asExecutorsFlagMessage(error.message)));
     throw error;
   }
   try {
@@ -50,7 +50,7 @@ export interface OpenEngineOptions {
    */
   readonly codeMode?: { readonly tenant: string | undefined } | undefined;
   /** `--executors <url>`: sandboxed calls go to remote executors through this engine instead of local processes. */
-  readonly executors?: string | undefined;
+  readonly executors?: ExecutorsTarget | undefined;
 }
 
 export async function openEngine(pluginPaths: readonly string[], options: OpenEngineOptions = {}): Promise<OpenEngine> {

@@ -2,7 +2,7 @@
 // with one-line errors for a bad URL and a fast, clear one when the server is unreachable.
 import { connect, type NatsConnection } from 'nats';
 import { SandboxError } from '../errors/sandbox-error.js';
-import { SUBJECT_PREFIX_PATTERN } from './wire.js';
+import { HOST_GROUP_PATTERN, SUBJECT_PREFIX_PATTERN } from './wire.js';
 
 /** How long the first connection may take before the server counts as unreachable. */
 export const CONNECT_TIMEOUT_MS = 2000;
@@ -35,6 +35,13 @@ function splitServers(url: string): string[] {
   return url
     .split(/,(?=\s*[a-z][a-z0-9+.-]*:\/\/)/i)
     .map((part) => part.trim());
+}
+
+export function checkHostGroup(group: unknown, path: string): string {
+  if (typeof group !== 'string' || !HOST_GROUP_PATTERN.test(group)) {
+    throw new SandboxError('INVALID_OPTION', `${path} must be 1-64 letters, digits, "-" or "_" (one NATS subject token), like "web" or "tenant-eu"`);
+  }
+  return group;
 }
 
 export function checkSubjectPrefix(prefix: unknown, path: string): string {
@@ -73,11 +80,12 @@ function credentialsOf(servers: readonly string[]): { readonly servers: string[]
   return { servers: bare, auth };
 }
 
-export async function connectEngine(url: string, path: string, name: string): Promise<NatsConnection> {
+/** `inboxPrefix`: where answers to this client's requests come, so NATS permissions can name it. */
+export async function connectEngine(url: string, path: string, name: string, inboxPrefix: string): Promise<NatsConnection> {
   const { servers, auth } = credentialsOf(engineServers(url, path));
   try {
     // Reconnects forever once connected: a NATS restart must not end a long-lived executor or host.
-    return await connect({ servers, name, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: 250, ...auth });
+    return await connect({ servers, name, inboxPrefix, timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: -1, reconnectTimeWait: 250, ...auth });
   } catch (error) {
     const why = (error as { code?: string }).code ?? (error as Error).message;
     const shown = shownEngineUrl(url);

@@ -4,7 +4,6 @@
 // fingerprint, never sends code to run. Capability requests go back to the host that made
 // the call. SIGTERM-style drain: take no new calls, finish those in flight, then leave.
 import { availableParallelism } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { Msg, Subscription } from 'nats';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { CAPABILITY_NAME } from '../options/check-sandbox-options.js';
@@ -22,7 +21,7 @@ import { checkSubjectPrefix, connectEngine } from './connect-engine.js';
 import { offerableCapabilities } from './offerable-capabilities.js';
 import { LEAVE_MS, leaveBus, settledWithin } from './leave-bus.js';
 import { wholeNumber } from './whole-number.js';
-import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, OFFER_CLOCK_SKEW_MS, PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
+import { DEFAULT_SUBJECT_PREFIX, EXECUTOR_QUEUE, OFFER_CLOCK_SKEW_MS, PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, randomToken, readTask, subjects, type CapabilityAnswer, type OfferAnswer, type RemoteTask, type ToHost } from './wire.js';
 
 export interface ExecutorOptions {
   /** The NATS server, like nats://127.0.0.1:4222 (several comma-separated for a cluster). */
@@ -102,10 +101,10 @@ export async function startExecutor(options: ExecutorOptions): Promise<Executor>
   const capabilityNames = checkCapabilityNames(options.capabilityNames);
   const tenancy = tenancySettings({ processes: options.processes, quarantine: options.quarantine });
   const caps: PluginLimits = { ...HOST_LIMIT_CAPS, ...options.caps };
-  const id = randomBytes(16).toString('hex');
+  const id = randomToken();
 
   // Unreachable is the first thing worth knowing: fail before loading anything.
-  const connection = await connectEngine(options.url, 'options.url', `airlock-executor-${id.slice(0, 8)}`);
+  const connection = await connectEngine(options.url, 'options.url', `airlock-executor-${id.slice(0, 8)}`, subjects.executorInbox(prefix, id));
   const quarantine = new CrashQuarantine(tenancy.quarantine);
   const host = new ShardedHost({ threads: capacity, processes: tenancy.processes, quarantine, loaderTenant: DEFAULT_TENANT, probationLanes: probationLanes(capacity), ...(options.processMemoryMb === undefined ? {} : { processMemoryMb: options.processMemoryMb }) });
   let plugins: Map<string, { spec: PluginSpec; info: ExecutorPlugin }>;

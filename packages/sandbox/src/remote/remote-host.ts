@@ -4,13 +4,12 @@
 // accepted it, and answered exactly once: by its result, by SANDBOX_CRASH when that executor
 // dies (a liveness probe finds its subscription gone), by a backstop past its deadline, or
 // by ABORTED_BEFORE_DISPATCH when no executor took it (it never ran anywhere).
-import { randomBytes } from 'node:crypto';
 import { ErrorCode, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { onAbort } from '@airlock/core';
 import { NO_USAGE, type CapabilityHandler, type PluginSpec, type SandboxOutcome, type SandboxTask } from '../worker/worker-protocol.js';
 import type { SandboxHost } from '../host/sandbox-host.js';
 import { BACKSTOP_GRACE_MS, taskTimeoutMs } from '../host/task-backstop.js';
-import { PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
+import { PROBE_TIMEOUT_MS, decode, encode, isToken, pluginFingerprint, randomToken, readOutcome, subjects, type CapabilityAnswer, type Offer, type RemoteTask, type ToExecutor } from './wire.js';
 import { shownEngineUrl } from './connect-engine.js';
 import { leaveBus } from './leave-bus.js';
 
@@ -19,6 +18,10 @@ export interface RemoteHostOptions {
   /** The server URL, for messages. */
   readonly url: string;
   readonly prefix: string;
+  /** The operator's name for this host on the bus (see subjects.hostCalls). */
+  readonly group: string;
+  /** This process's own id under the group, random (the connection's inbox is built from it). */
+  readonly id: string;
   /** How long a call may keep being refused by busy executors before it ends, never run. */
   readonly dispatchTimeoutMs: number;
   /** How often an executor running this host's calls is probed. */
@@ -34,6 +37,8 @@ const OFFER_TIMEOUT_MS = 1000;
  * generous: an executor starting a sandbox process under load must not be cut short.
  */
 const REMOTE_GRACE_MS = 10_000;
+/** Probes of one executor in flight at once: a hung executor holds them all until the first times out. */
+const MAX_PROBES_OUT = 4;
 /** A flush answered within this long: nothing was queued for this host, so a probe's missing answer was never sent. */
 const CLEAR_LINE_MS = 250;
 /** Waiting calls also re-offer on their own, backing off from 5 ms to this, in case a "free" notice is lost. */
@@ -66,16 +71,19 @@ interface RemoteCall {
 interface ExecutorWatch {
   readonly tokens: Set<string>;
   readonly timer: ReturnType<typeof setInterval>;
-  probing: boolean;
+  /** Probes sent and not yet answered. */
+  probes: number;
+  /** When a probe was last answered (performance.now()). */
+  answeredAt: number;
+  /** Set while a flush decides whether a probe's silence was the executor's. */
+  flushing: boolean;
 }
 
-const randomToken = (): string => randomBytes(16).toString('hex');
 const fail = (code: Extract<SandboxOutcome, { ok: false }>['code'], message: string): SandboxOutcome => ({ ok: false, code, message, usage: NO_USAGE });
 const errorCode = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 
 export class RemoteHost implements SandboxHost {
   readonly #options: RemoteHostOptions;
-  readonly #id = randomToken();
   readonly #calls = new Map<string, RemoteCall>();
   readonly #watches = new Map<string, ExecutorWatch>();
   /** When a live call's message last came from each executor: signs of life the liveness probe counts. */
@@ -94,7 +102,7 @@ export class RemoteHost implements SandboxHost {
   constructor(options: RemoteHostOptions) {
     this.#options = options;
     this.#subscriptions = [
-      options.connection.subscribe(subjects.hostCalls(options.prefix, this.#id), { callback: (error, message) => error === null && this.#onMessage(message) }),
+      options.connection.subscribe(subjects.hostCalls(options.prefix, options.group, options.id), { callback: (error, message) => error === null && this.#onMessage(message) }),
       options.connection.subscribe(subjects.free(options.prefix), { callback: (error, message) => {
         const executor = error === null ? decode(message.data)?.executor : undefined;
         // A freed slot wakes each line's head, not a herd of offers: the head whose tenant runs
@@ -170,7 +178,7 @@ export class RemoteHost implements SandboxHost {
   async #dispatch(call: RemoteCall): Promise<void> {
     const { connection, prefix, dispatchTimeoutMs } = this.#options;
     const fingerprint = this.#fingerprintOf(call.task.plugin);
-    const replyTo = subjects.call(prefix, this.#id, call.token);
+    const replyTo = subjects.call(prefix, this.#options.group, this.#options.id, call.token);
     const task = remoteTask(call.task);
     const deadline = performance.now() + dispatchTimeoutMs;
     let busyWaitMs = 5;
@@ -409,7 +417,7 @@ export class RemoteHost implements SandboxHost {
   #watch(executor: string, token: string): void {
     let watch = this.#watches.get(executor);
     if (watch === undefined) {
-      const created: ExecutorWatch = { tokens: new Set(), probing: false, timer: setInterval(() => this.#probe(executor, created), this.#options.livenessMs) };
+      const created: ExecutorWatch = { tokens: new Set(), probes: 0, answeredAt: -Infinity, flushing: false, timer: setInterval(() => this.#probe(executor, created), this.#options.livenessMs) };
       created.timer.unref();
       watch = created;
       this.#watches.set(executor, watch);
@@ -428,35 +436,39 @@ export class RemoteHost implements SandboxHost {
   }
 
   #probe(executor: string, watch: ExecutorWatch): void {
-    if (watch.probing || this.#closed) return;
-    watch.probing = true;
+    // Probes overlap: one sent while the server still routed to a connection that just died
+    // waits its whole timeout, but the next one, sent a moment later, is refused at once
+    // ("no responders"), so the death is found within a probe interval or two, not 3 s later.
+    if (watch.probes >= MAX_PROBES_OUT || watch.flushing || this.#closed) return;
+    watch.probes += 1;
     const sent = performance.now();
     this.#options.connection.request(subjects.executor(this.#options.prefix, executor), encode({ type: 'ping' } satisfies ToExecutor), { timeout: PROBE_TIMEOUT_MS }).then(
       () => {
-        watch.probing = false;
+        watch.probes -= 1;
+        watch.answeredAt = performance.now();
       },
       (error: unknown) => {
-        watch.probing = false;
+        watch.probes -= 1;
         if (this.#watches.get(executor) !== watch) return;
         const code = errorCode(error);
         const why = code === ErrorCode.NoResponders ? 'died or lost its connection' : code === ErrorCode.Timeout ? `stopped answering for ${PROBE_TIMEOUT_MS} ms` : undefined;
         if (why === undefined) return; // this host's own connection trouble: the backstop still bounds the call
         if (code === ErrorCode.NoResponders) return this.#lost(executor, watch, why);
-        // A result or request from it while the probe waited: alive.
-        if ((this.#heard.get(executor) ?? -Infinity) >= sent) return;
+        // A later probe answered, or a result or request came from it while this one waited: alive.
+        if (watch.answeredAt >= sent || (this.#heard.get(executor) ?? -Infinity) >= sent || watch.flushing) return;
         // Its answer may be queued behind other traffic to this host (a burst of 1 MB results,
         // from this executor or another, took 3 s). The server's answer to a flush comes after
         // everything it had queued for this host: a quick one says the line was clear, so the
         // silence is the executor's. A slow one concludes nothing (the next probe asks again, and
         // the call's backstop still bounds it). Traffic alone is no sign of life: another
         // tenant's calls on other executors kept a stopped one's calls waiting past their deadline.
-        watch.probing = true;
+        watch.flushing = true;
         const flushed = performance.now();
         this.#options.connection.flush().then(
           () => {
-            watch.probing = false;
+            watch.flushing = false;
             if (this.#watches.get(executor) !== watch) return;
-            if ((this.#heard.get(executor) ?? -Infinity) >= sent) return;
+            if (watch.answeredAt >= sent || (this.#heard.get(executor) ?? -Infinity) >= sent) return;
             // A slow flush defers the verdict, but only while every call the executor holds is
             // within its deadline: a host kept busy by other tenants' traffic must not keep a
             // stopped executor's calls waiting for their backstop.
@@ -464,7 +476,7 @@ export class RemoteHost implements SandboxHost {
             this.#lost(executor, watch, why);
           },
           () => {
-            watch.probing = false;
+            watch.flushing = false;
           },
         );
       },

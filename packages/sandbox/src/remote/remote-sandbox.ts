@@ -4,9 +4,9 @@
 // secrets, the workspace, the kv store and the embedder's own capabilities.
 import { SandboxError } from '../errors/sandbox-error.js';
 import { openSandbox, type Sandbox, type SandboxOptions } from '../sandbox.js';
-import { checkSubjectPrefix, connectEngine } from './connect-engine.js';
+import { checkHostGroup, checkSubjectPrefix, connectEngine } from './connect-engine.js';
 import { RemoteHost } from './remote-host.js';
-import { DEFAULT_SUBJECT_PREFIX } from './wire.js';
+import { DEFAULT_HOST_GROUP, DEFAULT_SUBJECT_PREFIX, randomToken, subjects } from './wire.js';
 import { wholeNumber } from './whole-number.js';
 
 export interface RemoteSandboxOptions extends Omit<SandboxOptions, 'mode' | 'threads' | 'processes' | 'processMemoryMb' | 'quarantine'> {
@@ -16,6 +16,13 @@ export interface RemoteSandboxOptions extends Omit<SandboxOptions, 'mode' | 'thr
   readonly plugins?: readonly string[];
   /** The subject prefix shared with the executors (default "airlock"): one fleet per prefix. */
   readonly subjectPrefix?: string;
+  /**
+   * This host's name on the bus (default "default"): everything it receives travels under
+   * `<prefix>.host.<hostGroup>.>`, so a NATS user allowed only that subtree cannot read or
+   * answer another host's calls (docs/security.md, "The bus must be private"). Replicas of
+   * one service may share one; each process adds a random id of its own.
+   */
+  readonly hostGroup?: string;
   /**
    * Calls this host keeps on executors at once; more wait here, in fair share across tenants.
    * Default 32.
@@ -42,16 +49,18 @@ const DEFAULT_LIVENESS_MS = 250;
  */
 export async function createRemoteSandbox(options: RemoteSandboxOptions): Promise<Sandbox> {
   if (typeof options !== 'object' || options === null) throw new SandboxError('INVALID_OPTION', 'options must be an object with a url');
-  const { url, plugins, subjectPrefix, maxInFlight, dispatchTimeoutMs, livenessMs, ...local } = options;
+  const { url, plugins, subjectPrefix, hostGroup, maxInFlight, dispatchTimeoutMs, livenessMs, ...local } = options;
   const prefix = checkSubjectPrefix(subjectPrefix ?? DEFAULT_SUBJECT_PREFIX, 'options.subjectPrefix');
+  const group = checkHostGroup(hostGroup ?? DEFAULT_HOST_GROUP, 'options.hostGroup');
   const settings = {
     threads: wholeNumber(maxInFlight, DEFAULT_MAX_IN_FLIGHT, 1, 1024, 'options.maxInFlight'),
     dispatchTimeoutMs: wholeNumber(dispatchTimeoutMs, DEFAULT_DISPATCH_TIMEOUT_MS, 1, 600_000, 'options.dispatchTimeoutMs'),
     livenessMs: wholeNumber(livenessMs, DEFAULT_LIVENESS_MS, 10, 60_000, 'options.livenessMs'),
   };
   if (plugins !== undefined && !Array.isArray(plugins)) throw new SandboxError('INVALID_OPTION', 'options.plugins must be a list of folders');
-  const connection = await connectEngine(url, 'options.url', 'airlock-host');
-  const host = new RemoteHost({ connection, url, prefix, dispatchTimeoutMs: settings.dispatchTimeoutMs, livenessMs: settings.livenessMs });
+  const id = randomToken();
+  const connection = await connectEngine(url, 'options.url', 'airlock-host', subjects.hostInbox(prefix, group, id));
+  const host = new RemoteHost({ connection, url, prefix, group, id, dispatchTimeoutMs: settings.dispatchTimeoutMs, livenessMs: settings.livenessMs });
   let sandbox: Sandbox;
   try {
     sandbox = openSandbox({ ...local, threads: settings.threads }, {}, { host });

@@ -13,7 +13,7 @@
 //
 // A call runs only after its "go", which the host sends to exactly one executor that
 // accepted it: a late or lost accept can never make a second executor run it.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { PluginSpec, SandboxOutcome } from '../worker/worker-protocol.js';
 
 export const DEFAULT_SUBJECT_PREFIX = 'airlock';
@@ -38,9 +38,25 @@ export const subjects = {
   /** An executor that refused offers (busy) says here when a slot frees, so waiting calls need not poll. */
   free: (prefix: string): string => `${prefix}.free`,
   executor: (prefix: string, executor: string): string => `${prefix}.exec.${executor}`,
-  hostCalls: (prefix: string, host: string): string => `${prefix}.host.${host}.*`,
-  call: (prefix: string, host: string, token: string): string => `${prefix}.host.${host}.${token}`,
+  /**
+   * Everything one host process receives lies under `<prefix>.host.<group>.<host>`: the group
+   * is the operator's name for it (or its replicas), which NATS permissions can confine a
+   * host's credentials to; the host part is random per process.
+   */
+  hostCalls: (prefix: string, group: string, host: string): string => `${prefix}.host.${group}.${host}.*`,
+  call: (prefix: string, group: string, host: string, token: string): string => `${prefix}.host.${group}.${host}.${token}`,
+  /** Answers to the host's own requests (offers, probes): in its own subtree, not the shared _INBOX. */
+  hostInbox: (prefix: string, group: string, host: string): string => `${prefix}.host.${group}.${host}.inbox`,
+  /**
+   * Answers to an executor's capability requests: below its control subject, where hosts may
+   * only answer (NATS allow_responses), so one host cannot forge another host's answers.
+   */
+  executorInbox: (prefix: string, executor: string): string => `${prefix}.exec.${executor}.inbox`,
 };
+
+/** A host group: one NATS subject token. */
+export const HOST_GROUP_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const DEFAULT_HOST_GROUP = 'default';
 
 /** The task as it travels: the plugin is named by fingerprint; the executor uses its own copy. */
 export type RemoteTask =
@@ -112,6 +128,8 @@ export function decode(data: Uint8Array): Record<string, unknown> | undefined {
 
 const TOKEN = /^[0-9a-f]{32}$/;
 export const isToken = (value: unknown): value is string => typeof value === 'string' && TOKEN.test(value);
+/** 128 random bits, as isToken reads them: call tokens, attempts and host ids. */
+export const randomToken = (): string => randomBytes(16).toString('hex');
 
 const FAILURE_CODES: ReadonlySet<string> = new Set(['TOOL_ERROR', 'TIMEOUT', 'CPU_LIMIT', 'MEMORY_LIMIT', 'OUTPUT_TOO_LARGE', 'INVALID_TOOL_OUTPUT', 'SANDBOX_CRASH', 'ABORTED', 'ABORTED_BEFORE_DISPATCH']);
 
