@@ -130,6 +130,9 @@ describe('memory attacks end as MEMORY_LIMIT and the sandbox survives', () => {
     ['normalize: a text whose normal form could pass 2^24 characters', ['normalize-nfkd', 'normalize-this-object'], 'String.prototype.normalize: the', 'normalize-small', 2 + 18 + 1],
     ['regexp: a pattern with more than 1,000 \\p{...} classes, made or recompiled', ['regexp-property-classes', 'regexp-compile-property-classes'], 'RegExp: the pattern holds more than 1000', 'regexp-small', 'true,true,true,g,c,y'.length],
     ['list-format: a list whose items hold more than 2^24 characters', ['list-format', 'list-format-parts'], 'Intl.ListFormat: the items hold', 'list-format-small', 'a, b, and c'.length],
+    ['icu-text: texts past 2^24 characters compared or case-mapped by locale', ['collator-compare', 'locale-compare', 'locale-upper-case'], 'whose copies in ICU the heap limit does not count', 'icu-small', 92],
+    ['icu-locales: a locale tag, or a list of them, past 65,536 characters', ['canonical-locales', 'locale-constructor', 'locale-tag-object', 'supported-locales-of', 'number-to-locale-string', 'temporal-to-locale-string', 'locale-list-references'], 'Intl: a locale', 'icu-small', 92],
+    ['icu-options: an option or a name past 65,536 characters, given as it is, by an object or by a getter', ['time-zone-option', 'option-object', 'option-getter', 'display-names-of', 'relative-time-unit', 'supported-values-of', 'date-to-locale-string'], 'whose copies in ICU the heap limit does not count', 'icu-small', 92],
   ] as const)('invalid-size.js %s is refused (its memory is off the heap); a small one works as ever', async (_case, attacks, refusal, small, smallLength) => {
     const h = await harness('hostile/invalid-size.js', { ...LIMITS, cpuMs: 5000, timeoutMs: 10_000 });
     open = h;

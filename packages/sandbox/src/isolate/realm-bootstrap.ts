@@ -292,6 +292,32 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
         } }[name], writable: true, enumerable: false, configurable: true });
       }
     }
+    // A collator's compare copies both texts into ICU's memory, as localeCompare does
+    // (result-size-guards.ts): texts past 2^24 characters in all are refused. Its getter
+    // answers one function per collator, as the spec's bound compare is one.
+    const Collator = intl.Collator as ((new (...args: unknown[]) => object) & { prototype: object }) | undefined;
+    const compareGetter = typeof Collator === 'function' ? Object.getOwnPropertyDescriptor(Collator.prototype, 'compare')?.get : undefined;
+    if (Collator !== undefined && compareGetter !== undefined) {
+      const MAX_ICU_TEXT_CHARS = 16777216;
+      const guarded = new WeakMap<object, (x: unknown, y: unknown) => number>();
+      const guardedGet = WeakMap.prototype.get;
+      const guardedSet = WeakMap.prototype.set;
+      const getters = { get compare(): unknown {
+        const native = apply(compareGetter, this, []) as (x: string, y: string) => number;
+        let compare = apply(guardedGet, guarded, [native]) as ((x: unknown, y: unknown) => number) | undefined;
+        if (compare === undefined) {
+          compare = (x: unknown, y: unknown): number => {
+            const first = `${x as string}`;
+            const second = `${y as string}`;
+            if (first.length + second.length > MAX_ICU_TEXT_CHARS) throw new RangeErrorIntrinsic('Intl.Collator compare: the texts hold ' + (first.length + second.length) + ' characters, more than ' + MAX_ICU_TEXT_CHARS + ', whose copies in ICU the heap limit does not count');
+            return native(first, second);
+          };
+          apply(guardedSet, guarded, [native, compare]);
+        }
+        return compare;
+      } };
+      defineProperty(Collator.prototype, 'compare', { get: Object.getOwnPropertyDescriptor(getters, 'compare')?.get as () => unknown, enumerable: false, configurable: true });
+    }
     icuObjects = 0;
     nativeUnitsUntold = 0;
   }

@@ -1,5 +1,6 @@
 // The bundle's entry, run in every new realm before the bootstrap and before any plugin
-// code. It guards the built-ins that would ask V8 for arrays it cannot make (result-size-guards.ts),
+// code. It guards the built-ins that would ask V8 for arrays it cannot make (result-size-guards.ts)
+// and those that copy locale tags and option strings into ICU (icu-argument-guards.ts),
 // then only captures intrinsics and defines accessors: each helper is built the first
 // time plugin code reads its global (the accessor then replaces itself with a plain data
 // property, writable and configurable like any Web API global), so a plugin that uses
@@ -14,6 +15,7 @@ import type * as Text from './text.js';
 import type * as Url from './url.js';
 import { captureIntrinsics, intrinsicsFrom, type Intrinsics } from './intrinsics.js';
 import { changedSince, snapshot } from './pristine.js';
+import { guardIcuArguments } from './icu-argument-guards.js';
 import { guardResultSizes } from './result-size-guards.js';
 
 interface Parts {
@@ -36,6 +38,7 @@ const seed = realm[SEED_GLOBAL];
 delete realm[SEED_GLOBAL];
 // First, so everything captured below (and by the bootstrap) is the guarded built-in.
 guardResultSizes();
+guardIcuArguments();
 const captured = captureIntrinsics();
 const pristine = snapshot();
 const defineProperty = Object.defineProperty;

@@ -18,6 +18,9 @@ const MAX_RESULT_ELEMENTS = 2 ** 26;
 /** Characters String.prototype.normalize may make: 32 MiB of UTF-16, its ICU memory a few times that. */
 const MAX_NORMALIZED_CHARS = 2 ** 24;
 
+/** Characters a locale-sensitive comparison or case mapping may copy into ICU: 32 MiB of UTF-16. */
+const MAX_ICU_TEXT_CHARS = 2 ** 24;
+
 export function guardResultSizes(): void {
   const apply = Reflect.apply;
   const defineProperty = Object.defineProperty;
@@ -82,6 +85,33 @@ export function guardResultSizes(): void {
     }
     return apply(nativeNormalize, text, [name]);
   } }.normalize, writable: true, enumerable: false, configurable: true });
+
+  // localeCompare and the locale case mappings copy their texts into ICU's memory (2 bytes a
+  // character), which no heap limit counts: a 64 MiB plugin made a rope of 2^29 - 100
+  // two-byte characters, compared it (V8 flattens it into 1 GiB, one allocation past the heap
+  // limit), and ICU's copy took its sandbox process past 2 GiB and a neighbour tenant's call
+  // with it (an outside attacker's find). Texts past MAX_ICU_TEXT_CHARS in all are refused.
+  // Intl.Collator's compare is guarded beside the other Intl wrappers (realm-bootstrap.ts).
+  const refuseLongIcuText = (what: string, characters: number): void => {
+    if (characters > MAX_ICU_TEXT_CHARS) throw new RangeErrorIntrinsic(what + ': the texts hold ' + characters + ' characters, more than ' + MAX_ICU_TEXT_CHARS + ', whose copies in ICU the heap limit does not count');
+  };
+  const nativeLocaleCompare = stringPrototype.localeCompare as (...args: unknown[]) => unknown;
+  defineProperty(stringPrototype, 'localeCompare', { value: { localeCompare(this: unknown, that: unknown, locales?: unknown, options?: unknown): unknown {
+    if (this === undefined || this === null) return apply(nativeLocaleCompare, this, [that, locales, options]);
+    const text = `${this as string}`;
+    const other = `${that as string}`;
+    refuseLongIcuText('String.prototype.localeCompare', text.length + other.length);
+    return apply(nativeLocaleCompare, text, [other, locales, options]);
+  } }.localeCompare, writable: true, enumerable: false, configurable: true });
+  for (const name of ['toLocaleUpperCase', 'toLocaleLowerCase']) {
+    const native = stringPrototype[name] as (...args: unknown[]) => unknown;
+    defineProperty(stringPrototype, name, { value: { [name](this: unknown, locales?: unknown): unknown {
+      if (this === undefined || this === null) return apply(native, this, [locales]);
+      const text = `${this as string}`;
+      refuseLongIcuText('String.prototype.' + name, text.length);
+      return apply(native, text, [locales]);
+    } }[name], writable: true, enumerable: false, configurable: true });
+  }
 
   // A global RegExp with a function replacer gathers every match before it calls the function
   // (String.prototype.replace and replaceAll come here too). Any function replacer on such a
