@@ -120,13 +120,19 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
    * plugin code: its prototype (so instanceof and subclasses work), its statics, and the
    * prototype's `constructor`, so no path back to the original is left.
    */
-  const replaceConstructor = (owner: Record<string, unknown>, name: string, Original: (...args: unknown[]) => unknown, replacement: (...args: unknown[]) => unknown): void => {
+  const replaceConstructor = (owner: Record<string, unknown>, name: string, Original: (...args: unknown[]) => unknown, replacement: (...args: unknown[]) => unknown, guardedStatics?: Record<string, (...args: unknown[]) => unknown>): void => {
     const prototype = (Original as unknown as { prototype: object }).prototype;
     defineProperty(replacement, 'prototype', { value: prototype, writable: false, enumerable: false, configurable: false });
     defineProperty(replacement, 'name', { value: name, configurable: true });
     defineProperty(replacement, 'length', { value: Original.length, configurable: true });
     const statics = Object.getOwnPropertyDescriptors(Original) as Record<string | symbol, PropertyDescriptor>;
-    for (const key of Reflect.ownKeys(statics)) if (key !== 'prototype' && key !== 'name' && key !== 'length') defineProperty(replacement, key, statics[key] as PropertyDescriptor);
+    for (const key of Reflect.ownKeys(statics)) {
+      if (key === 'prototype' || key === 'name' || key === 'length') continue;
+      const descriptor = statics[key] as PropertyDescriptor;
+      // A static method given in place of its own (of the same length and name).
+      const guarded = typeof key === 'string' ? guardedStatics?.[key] : undefined;
+      defineProperty(replacement, key, guarded === undefined ? descriptor : { ...descriptor, value: guarded });
+    }
     defineProperty(prototype, 'constructor', { value: replacement, writable: true, enumerable: false, configurable: true });
     defineProperty(owner, name, { value: replacement, writable: true, enumerable: false, configurable: true });
   };
@@ -218,6 +224,14 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     nativeUnitsUntold += units;
     if (icuObjects > MAX_ICU_OBJECTS) throw new RangeErrorIntrinsic('Intl: this call made more than ' + MAX_ICU_OBJECTS + ' Intl objects, whose memory its heap limit does not count: make one and reuse it');
   };
+  // The realm helpers' check of locale lists and options (realm-globals/icu-argument-guards.ts:
+  // ICU copies them outside the heap), left on the global for this bootstrap, which wraps
+  // the Intl constructors anyway; taken before any plugin code can see it.
+  const icuArguments = g.__airlock_icu_arguments as ((args: unknown[], kinds: readonly string[]) => unknown[]) | undefined;
+  delete g.__airlock_icu_arguments;
+  if (typeof icuArguments !== 'function') throw new Error('airlock: the realm helpers were not installed before the bootstrap');
+  const localesAndOptions = ['locales', 'options'] as const;
+  const tagAndOptions = ['tag', 'options'] as const;
   const intl = g.Intl as Record<string, unknown> | undefined;
   if (intl !== undefined) {
     delete intl.v8BreakIterator;
@@ -227,12 +241,19 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       // supportedValuesOf make no ICU object.
       if (typeof original !== 'function' || typeof (original as { prototype?: unknown }).prototype !== 'object') continue;
       const Original = original as (...args: unknown[]) => unknown;
+      const kinds = name === 'Locale' ? tagAndOptions : localesAndOptions;
       const counted = function (this: unknown, ...args: unknown[]): unknown {
         countIcuObject();
+        icuArguments(args, kinds);
         // Called without new, these constructors make an object too.
         return new.target === undefined ? apply(Original, this, args) : construct(Original as unknown as new (...a: unknown[]) => unknown, args, new.target);
       };
-      replaceConstructor(intl, name, Original, counted);
+      const supportedLocalesOf = (Original as unknown as { supportedLocalesOf?: (...args: unknown[]) => unknown }).supportedLocalesOf;
+      // Its length is the native one's (1): the options come through the rest parameter.
+      const statics = typeof supportedLocalesOf !== 'function' ? undefined : { supportedLocalesOf: { supportedLocalesOf(this: unknown, locales: unknown, ...more: unknown[]): unknown {
+        return apply(supportedLocalesOf, this, icuArguments([locales, more[0]], localesAndOptions));
+      } }.supportedLocalesOf };
+      replaceConstructor(intl, name, Original, counted, statics);
     }
     // A segmenter makes an ICU break iterator per segment() and per iteration of its result,
     // each holding a copy of the text (2 bytes a character: 100 segment() of 4 million

@@ -12,32 +12,39 @@
 //   checked the same way;
 // - a text a method hands ICU as a name (DisplayNames.of's code, RelativeTimeFormat's
 //   unit, supportedValuesOf's key) is converted once and checked the same way.
-// Installed before anything in the realm captures a built-in (install.ts), like the result
-// size guards; the bootstrap's own Intl wrappers (object counts, lists, the collator's
-// compare) wrap these.
+// The check is made once per realm (icuArgumentCheck) and used where each built-in is
+// wrapped anyway: the Intl constructors and their supportedLocalesOf by the bootstrap (which
+// replaces them to count ICU objects; it takes the check from ICU_ARGUMENTS_GLOBAL and
+// deletes it before plugin code runs), localeCompare and the locale case mappings by the
+// result size guards, and the rest here. Wrapping each built-in once keeps a realm's build
+// cheap: a defineProperty on a built-in costs a few microseconds, in every new realm.
 
 /** A locale list's characters in all: a real list is a few dozen tags of a few dozen characters. */
 const MAX_TAG_CHARS = 65536;
 /** One option's, or one name's, characters: real ones are short (time zone, unit, currency names). */
 const MAX_OPTION_CHARS = 65536;
 
-type Kind = 'locales' | 'tag' | 'options' | 'name' | 'any';
+export type Kind = 'locales' | 'tag' | 'options' | 'name' | 'any';
 
-export function guardIcuArguments(): void {
+/** Checks (and replaces, in place) the arguments a built-in is given, by each argument's kind. */
+export type IcuArgumentCheck = (args: unknown[], kinds: readonly Kind[]) => unknown[];
+
+/** Where install.ts leaves the realm's check for the bootstrap, which takes and deletes it. */
+export const ICU_ARGUMENTS_GLOBAL = '__airlock_icu_arguments';
+
+/** The realm's check, built from the intrinsics as they are now, before any plugin code. */
+export function icuArgumentCheck(): IcuArgumentCheck {
   const intl = (globalThis as unknown as { Intl?: Record<string, unknown> }).Intl;
-  if (intl === undefined) return;
   const apply = Reflect.apply;
-  const construct = Reflect.construct;
   const get = Reflect.get;
   const defineProperty = Object.defineProperty;
-  const getPrototypeOf = Object.getPrototypeOf;
   const createNull = Object.create as (prototype: null) => Record<PropertyKey, unknown>;
   const NativeProxy = Proxy;
   const ArrayIntrinsic = Array;
   const RangeErrorIntrinsic = RangeError;
   const TypeErrorIntrinsic = TypeError;
   const toPrimitiveSymbol = Symbol.toPrimitive;
-  const Locale = intl.Locale as { prototype: object } | undefined;
+  const Locale = intl?.Locale as { prototype: object } | undefined;
   const localeToString = Locale === undefined ? undefined : (Locale.prototype as { toString: () => string }).toString;
 
   const tooLong = (what: string, characters: number, most: number): Error => new RangeErrorIntrinsic('Intl: ' + what + ' of ' + characters + ' characters, more than ' + most + ', whose copies in ICU the heap limit does not count');
@@ -103,7 +110,7 @@ export function guardIcuArguments(): void {
   optionsHandler.get = (target, key) => checkedOptionValue(get(target, key, target), typeof key === 'string' ? 'the option ' + key : 'an option');
   const checkedOptions = (options: unknown): unknown => (isObject(options) ? new NativeProxy(options, optionsHandler) : options);
 
-  const checked = (args: unknown[], kinds: readonly Kind[]): unknown[] => {
+  return (args: unknown[], kinds: readonly Kind[]): unknown[] => {
     for (let index = 0; index < kinds.length && index < args.length; index += 1) {
       const kind = kinds[index];
       const value = args[index];
@@ -114,44 +121,40 @@ export function guardIcuArguments(): void {
     }
     return args;
   };
+}
 
+/**
+ * Wraps the built-ins that take locale lists, options or names and that nothing else in the
+ * realm wraps: the Intl statics and methods below, and every toLocaleString.
+ */
+export function guardIcuArguments(checked: IcuArgumentCheck): void {
+  const intl = (globalThis as unknown as { Intl?: Record<string, unknown> }).Intl;
+  const apply = Reflect.apply;
+  const defineProperty = Object.defineProperty;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const isObject = (value: unknown): value is object => (typeof value === 'object' && value !== null) || typeof value === 'function';
   const guardMethod = (owner: Record<PropertyKey, unknown> | undefined, name: string, kinds: readonly Kind[]): void => {
     const method = owner?.[name];
     if (owner === undefined || typeof method !== 'function') return;
     const guarded = { [name](this: unknown, ...args: unknown[]): unknown {
       return apply(method as (...a: unknown[]) => unknown, this, checked(args, kinds));
     } }[name] as (...args: unknown[]) => unknown;
-    defineProperty(guarded, 'length', { value: (method as { length: number }).length, configurable: true });
-    defineProperty(owner, name, { value: guarded, writable: true, enumerable: false, configurable: true });
+    // A rest parameter makes the length 0, as every toLocaleString's is: only others need it set.
+    if ((method as { length: number }).length !== 0) defineProperty(guarded, 'length', { value: (method as { length: number }).length, configurable: true });
+    // Assigned (a built-in method is writable and stays non-enumerable): cheaper than a
+    // defineProperty, in every new realm; no plugin code has run yet to put a setter in the way.
+    owner[name] = guarded;
   };
-
-  // Every constructor (a function with a prototype object), behind a proxy that keeps its
-  // name, length, statics and prototype; the prototype's constructor is pointed at it, so
-  // no path back to the unguarded one is left.
-  for (const name of Object.getOwnPropertyNames(intl)) {
-    const Original = intl[name] as ((...args: unknown[]) => unknown) & { prototype?: unknown };
-    if (typeof Original !== 'function' || !isObject(Original.prototype)) continue;
-    const kinds: readonly Kind[] = name === 'Locale' ? ['tag', 'options'] : ['locales', 'options'];
-    guardMethod(Original as unknown as Record<PropertyKey, unknown>, 'supportedLocalesOf', ['locales', 'options']);
-    const handler = createNull(null) as ProxyHandler<typeof Original>;
-    handler.construct = (target, args, newTarget) => construct(target, checked(args, kinds), newTarget) as object;
-    handler.apply = (target, self, args) => apply(target, self, checked(args, kinds));
-    const guarded = new NativeProxy(Original, handler);
-    defineProperty(Original.prototype, 'constructor', { value: guarded, writable: true, enumerable: false, configurable: true });
-    defineProperty(intl, name, { value: guarded, writable: true, enumerable: false, configurable: true });
+  if (intl !== undefined) {
+    guardMethod(intl, 'getCanonicalLocales', ['locales']);
+    guardMethod(intl, 'supportedValuesOf', ['name']);
+    guardMethod((intl.DisplayNames as { prototype?: Record<PropertyKey, unknown> } | undefined)?.prototype, 'of', ['name']);
+    const relativeTime = (intl.RelativeTimeFormat as { prototype?: Record<PropertyKey, unknown> } | undefined)?.prototype;
+    guardMethod(relativeTime, 'format', ['any', 'name']);
+    guardMethod(relativeTime, 'formatToParts', ['any', 'name']);
   }
-  guardMethod(intl, 'getCanonicalLocales', ['locales']);
-  guardMethod(intl, 'supportedValuesOf', ['name']);
-  guardMethod((intl.DisplayNames as { prototype?: Record<PropertyKey, unknown> } | undefined)?.prototype, 'of', ['name']);
-  const relativeTime = (intl.RelativeTimeFormat as { prototype?: Record<PropertyKey, unknown> } | undefined)?.prototype;
-  guardMethod(relativeTime, 'format', ['any', 'name']);
-  guardMethod(relativeTime, 'formatToParts', ['any', 'name']);
-
-  // The built-ins that take a locale list and options outside Intl.
-  const stringPrototype = String.prototype as unknown as Record<PropertyKey, unknown>;
-  guardMethod(stringPrototype, 'localeCompare', ['any', 'locales', 'options']);
-  guardMethod(stringPrototype, 'toLocaleUpperCase', ['locales']);
-  guardMethod(stringPrototype, 'toLocaleLowerCase', ['locales']);
+  // The built-ins that take a locale list and options outside Intl (String's are the result
+  // size guards').
   const typedArrayPrototype = getPrototypeOf(Int8Array.prototype) as Record<PropertyKey, unknown>;
   for (const prototype of [Number.prototype, BigInt.prototype, Array.prototype, typedArrayPrototype] as unknown as Record<PropertyKey, unknown>[]) guardMethod(prototype, 'toLocaleString', ['locales', 'options']);
   for (const name of ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']) guardMethod(Date.prototype as unknown as Record<PropertyKey, unknown>, name, ['locales', 'options']);

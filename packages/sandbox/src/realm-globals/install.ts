@@ -15,7 +15,7 @@ import type * as Text from './text.js';
 import type * as Url from './url.js';
 import { captureIntrinsics, intrinsicsFrom, type Intrinsics } from './intrinsics.js';
 import { changedSince, snapshot } from './pristine.js';
-import { guardIcuArguments } from './icu-argument-guards.js';
+import { guardIcuArguments, ICU_ARGUMENTS_GLOBAL, icuArgumentCheck } from './icu-argument-guards.js';
 import { guardResultSizes } from './result-size-guards.js';
 
 interface Parts {
@@ -37,8 +37,14 @@ const realm = globalThis as unknown as Record<string, unknown>;
 const seed = realm[SEED_GLOBAL];
 delete realm[SEED_GLOBAL];
 // First, so everything captured below (and by the bootstrap) is the guarded built-in.
-guardResultSizes();
-guardIcuArguments();
+const icuArguments = icuArgumentCheck();
+guardResultSizes(icuArguments);
+guardIcuArguments(icuArguments);
+// For the bootstrap, which wraps the Intl constructors anyway: it takes this and deletes it.
+const handOff = Object.create(null) as PropertyDescriptor;
+handOff.value = icuArguments;
+handOff.configurable = true;
+Object.defineProperty(realm, ICU_ARGUMENTS_GLOBAL, handOff);
 const captured = captureIntrinsics();
 const pristine = snapshot();
 const defineProperty = Object.defineProperty;

@@ -12,6 +12,7 @@
 // Installed before anything in the realm captures a built-in (install.ts), so the built-ins
 // the helpers and the bootstrap capture, and those the random part checks for changes, are
 // the guarded ones.
+import type { IcuArgumentCheck, Kind } from './icu-argument-guards.js';
 
 const MAX_RESULT_ELEMENTS = 2 ** 26;
 
@@ -21,7 +22,8 @@ const MAX_NORMALIZED_CHARS = 2 ** 24;
 /** Characters a locale-sensitive comparison or case mapping may copy into ICU: 32 MiB of UTF-16. */
 const MAX_ICU_TEXT_CHARS = 2 ** 24;
 
-export function guardResultSizes(): void {
+/** `icuArguments`: the realm's check of locale lists and options (icu-argument-guards.ts), for the locale-sensitive String methods wrapped here. */
+export function guardResultSizes(icuArguments: IcuArgumentCheck): void {
   const apply = Reflect.apply;
   const defineProperty = Object.defineProperty;
   const indexOf = String.prototype.indexOf;
@@ -92,6 +94,8 @@ export function guardResultSizes(): void {
   // limit), and ICU's copy took its sandbox process past 2 GiB and a neighbour tenant's call
   // with it (an outside attacker's find). Texts past MAX_ICU_TEXT_CHARS in all are refused.
   // Intl.Collator's compare is guarded beside the other Intl wrappers (realm-bootstrap.ts).
+  const LOCALES_AND_OPTIONS: readonly Kind[] = ['locales', 'options'];
+  const LOCALES: readonly Kind[] = ['locales'];
   const refuseLongIcuText = (what: string, characters: number): void => {
     if (characters > MAX_ICU_TEXT_CHARS) throw new RangeErrorIntrinsic(what + ': the texts hold ' + characters + ' characters, more than ' + MAX_ICU_TEXT_CHARS + ', whose copies in ICU the heap limit does not count');
   };
@@ -101,7 +105,8 @@ export function guardResultSizes(): void {
     const text = `${this as string}`;
     const other = `${that as string}`;
     refuseLongIcuText('String.prototype.localeCompare', text.length + other.length);
-    return apply(nativeLocaleCompare, text, [other, locales, options]);
+    const rest = icuArguments([locales, options], LOCALES_AND_OPTIONS);
+    return apply(nativeLocaleCompare, text, [other, rest[0], rest[1]]);
   } }.localeCompare, writable: true, enumerable: false, configurable: true });
   for (const name of ['toLocaleUpperCase', 'toLocaleLowerCase']) {
     const native = stringPrototype[name] as (...args: unknown[]) => unknown;
@@ -109,7 +114,7 @@ export function guardResultSizes(): void {
       if (this === undefined || this === null) return apply(native, this, [locales]);
       const text = `${this as string}`;
       refuseLongIcuText('String.prototype.' + name, text.length);
-      return apply(native, text, [locales]);
+      return apply(native, text, icuArguments([locales], LOCALES));
     } }[name], writable: true, enumerable: false, configurable: true });
   }
 
