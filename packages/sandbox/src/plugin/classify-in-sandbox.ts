@@ -23,7 +23,9 @@ export function classifyInSandbox(plugins: readonly LoadedPlugin[], host: Sandbo
     const byPlugin = new Map<LoadedPlugin, ParsedCall[]>();
     for (const call of callsWorthClassifying(calls, (candidate) => owners.has(candidate.name))) {
       const owner = owners.get(call.name) as LoadedPlugin;
-      byPlugin.set(owner, [...(byPlugin.get(owner) ?? []), call]);
+      const owned = byPlugin.get(owner);
+      if (owned === undefined) byPlugin.set(owner, [call]);
+      else owned.push(call);
     }
     await Promise.all([...byPlugin].map(async ([plugin, pluginCalls]) => {
       const tenant = turn.tenant ?? DEFAULT_TENANT;
