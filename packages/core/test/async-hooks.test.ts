@@ -81,6 +81,21 @@ describe('async hooks that reject', () => {
     expect(unhandled).toEqual([]);
   });
 
+  it('a turn\'s zod refinements run together: each waits for all of them to start, and the turn completes', async () => {
+    // Parsed one after another, the first refinement would wait for the others for good (its guardTimeoutMs).
+    const everyone = deferred();
+    let started = 0;
+    const gated = z.object({ x: z.string().refine(async () => {
+      started += 1;
+      if (started === 3) everyone.resolve();
+      await everyone.promise;
+      return true;
+    }) });
+    const lookup = defineTool({ name: 'lookup', description: 'd', parameters: gated, execute: ({ x }) => x });
+    const results = await createEngine({ tools: [lookup], policy: { default: 'allow' }, limits: { guardTimeoutMs: 2000 } }).run([call('lookup', { x: 'a' }, 'a'), call('lookup', { x: 'b' }, 'b'), call('lookup', { x: 'c' }, 'c')]);
+    expect(results.map((result) => (result.isError ? result.error.code : result.value))).toEqual(['a', 'b', 'c']);
+  });
+
   it('a turn cancelled while a zod refinement is still pending answers its calls at once, ABORTED_BEFORE_DISPATCH', async () => {
     const pending = deferred();
     const hang = defineTool({ name: 'hang', description: 'd', parameters: z.object({ x: z.string().refine(() => new Promise<boolean>(() => pending.resolve())) }), execute: () => 'ran' });

@@ -27,19 +27,23 @@ export async function parseStage(config: PipelineConfig, requests: readonly Tool
     if (answer === undefined) asked.set(name, (answer = !deniedOutright(config, name, tenant)));
     return answer;
   };
-  const calls: ParsedCall[] = [];
+  const pending: (ParsedCall | Promise<ParsedCall>)[] = [];
+  // A turn with no zod tool has nothing to wait for, and pays for no await.
+  let awaiting = false;
   let since = performance.now();
   // By index, not map: a sparse list's holes are calls answered like any other.
   for (let index = 0; index < requests.length; index += 1) {
+    // A zod-authored tool's arguments are parsed by zod asynchronously (validation/zod-arguments.ts),
+    // each bounded by guardTimeoutMs: awaited together, so a turn waits for its slowest, not their sum.
     const parsed = safeParse(config, requests[index] as ToolCallRequest, index, standIn, listable, signal);
-    // A zod-authored tool's arguments are parsed by zod asynchronously (validation/zod-arguments.ts).
-    calls.push(parsed instanceof Promise ? await parsed : parsed);
+    if (parsed instanceof Promise) awaiting = true;
+    pending.push(parsed);
     if (index + 1 < requests.length && performance.now() - since > YIELD_AFTER_MS) {
       await new Promise((resolve) => setImmediate(resolve));
       since = performance.now();
     }
   }
-  const parsed = rejectDuplicateIds(calls);
+  const parsed = rejectDuplicateIds(awaiting ? await Promise.all(pending) : (pending as ParsedCall[]));
   if (config.observers.onStage !== undefined) for (const call of parsed) emitStage(config.observers, call.callId, 'parse', tenant);
   return parsed;
 }
