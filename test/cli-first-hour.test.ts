@@ -160,6 +160,24 @@ describe('a reader that stops reading', () => {
   });
 });
 
+describe('an MCP client that closes the server\'s output', () => {
+  it('serve over stdio ends quietly as on SIGPIPE (141), with no stack trace', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--plugins', 'examples/plugins/math'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const send = (message: Record<string, unknown>): boolean => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    send({ id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    // Its answer read, the client stops reading, and asks on.
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy();
+    send({ method: 'notifications/initialized' });
+    for (let id = 1; id <= 3; id += 1) send({ id, method: 'tools/list' });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+    expect(code).toBe(141);
+  });
+});
+
 describe('did you mean', () => {
   it.each([
     [['run', '--plugns', PLUGINS], "Unknown option '--plugns'; did you mean --plugins?"],

@@ -82,6 +82,9 @@ const protocolOutput = new Writable({
     process.stdout.write(escapeRawInJson(chunk.toString()), done);
   },
 });
+// A failed write is standard output's own error too, which bin.ts answers (a closed pipe: exit
+// 141, quietly; anything else: one line, exit 2); unheard here, it ended the server with a stack trace.
+protocolOutput.on('error', () => undefined);
 
 /** One JSON-RPC message of ours on standard output, escaped as protocolOutput escapes the SDK's. */
 function writeMessage(message: Record<string, unknown>): void {
