@@ -5,8 +5,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CancelledNotificationSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { connect as connectSocket, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pluginFolder } from './support/plugin-harness.js';
 import { airlock, BIN, oneLine, ROOT } from './support/run-cli.js';
 
@@ -512,6 +513,44 @@ describe('airlock serve --http: sessions and tenancy', () => {
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ error: { code: -32700, message: expect.stringContaining('not valid UTF-8') } });
     } finally {
+      stop();
+    }
+  });
+
+  it('bodies held half-sent by many connections cost the server at most its body budget: past it they are refused 503, and others are served', async () => {
+    const { url, stop } = await startHttp();
+    const sockets: Socket[] = [];
+    try {
+      // Twenty bodies of 4 MiB less a byte, each held one byte short: 80 MiB, past the 64 MiB budget.
+      const size = 4 * 1024 * 1024;
+      let refused = 0;
+      let firstRefusal: () => void = () => undefined;
+      const someRefused = new Promise<void>((resolve) => (firstRefusal = resolve));
+      for (let index = 0; index < 20; index += 1) {
+        const socket = connectSocket(Number(url.port), '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.on('data', (chunk: Buffer) => {
+          if (!chunk.toString().startsWith('HTTP/1.1 503')) return;
+          expect(chunk.toString()).toContain('of request bodies already: retry in a moment');
+          refused += 1;
+          firstRefusal();
+        });
+        socket.write(`POST /mcp HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${size}\r\n\r\n`);
+        socket.write(Buffer.alloc(size - 1, 0x20));
+        sockets.push(socket);
+      }
+      await someRefused;
+      expect(refused).toBeGreaterThan(0);
+      // Another client is served meanwhile.
+      expect((await rawInitialize(url)).status).toBe(200);
+      // The held bodies' bytes go back to the budget once their connections close.
+      for (const socket of sockets) socket.destroy();
+      await vi.waitFor(async () => {
+        const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: `${' '.repeat(3 * 1024 * 1024)}${initialize}` });
+        expect(big.status).toBe(200);
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
       stop();
     }
   });

@@ -8,6 +8,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { BodyBudget, UnreadResponses } from '../support/http-memory.js';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
@@ -24,7 +25,7 @@ import { escapeRawInJson, visible } from '../support/terminal-text.js';
 import { plural } from '../support/plural.js';
 import { stdioRefusal } from '../support/stdio-refusal.js';
 import { RoundedRequests } from '../support/rounded-requests.js';
-import { cancelledRequestIds, RequestIdsInFlight } from '../support/request-ids.js';
+import { cancelledRequestIds, RequestIdsInFlight, requestIdsIn } from '../support/request-ids.js';
 import { SessionTable, type SessionLimits } from '../support/session-table.js';
 import { UsageError } from '../support/usage-error.js';
 import { unknownApprovals } from '../support/approvers.js';
@@ -297,6 +298,8 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   const idsBy = new WeakMap<StreamableHTTPServerTransport, RequestIdsInFlight>();
   const allowedHosts: string[] = [];
   const allowedOrigins: string[] = [];
+  const bodies = new BodyBudget();
+  const unread = new UnreadResponses((res) => log(`closed a response its client stopped reading (session ${logName(String(res.req.headers['mcp-session-id'] ?? 'none'))}); its calls' results are dropped`));
 
   const openSession = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const named = tenantOf(req, tenancy);
@@ -306,7 +309,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     // mistake, said as such (not as a full server's 503 or 429), and takes no place.
     const noSession = 'missing Mcp-Session-Id header: POST an initialize request first to open a session';
     if (req.method !== 'POST') return refuse(res, 400, -32000, noSession);
-    const read = await readJsonBody(req, res);
+    const read = await readJsonBody(req, res, bodies);
     if (read === undefined) return;
     const { parsed } = read;
     if (typeof parsed !== 'object' || parsed === null || (parsed as { method?: unknown }).method !== 'initialize') return refuse(res, 400, -32000, noSession);
@@ -346,6 +349,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   };
 
   const http: HttpServer = createServer((req, res) => {
+    unread.watch(res);
     void (async () => {
       if ((req.url ?? '').split('?')[0] !== '/mcp') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the MCP endpoint is /mcp\n');
@@ -362,7 +366,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       if (req.method !== 'GET') res.once('close', sessions.begin(header as string));
       if (req.method !== 'POST') return open.value.handleRequest(req, res);
       // The body is read here, as text, so its rounded integers are noted before the SDK parses it.
-      const read = await readJsonBody(req, res);
+      const read = await readJsonBody(req, res, bodies);
       if (read === undefined) return;
       const { body, parsed } = read;
       const repeated = idsBy.get(open.value)?.admit(parsed);
@@ -372,6 +376,13 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
         return;
       }
       roundedBy.get(open.value)?.note(body);
+      // Closed as unread (the client stopped reading it): its calls are cancelled as if the
+      // client had asked, so they stop producing results no one will read, and their ids are free.
+      const transport = open.value;
+      unread.watch(res, () => {
+        for (const requestId of requestIdsIn(parsed)) transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client stopped reading the response' } });
+        idsBy.get(transport)?.release(parsed);
+      });
       await open.value.handleRequest(req, res, parsed);
       // Refused whole by the SDK (a bad envelope, a wrong Accept header): nothing of it runs.
       if (res.statusCode >= 400) idsBy.get(open.value)?.release(parsed);
@@ -384,6 +395,9 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       if (!res.headersSent) res.writeHead(500).end();
     });
   });
+  // A request's headers and body must arrive within this (Node's default is 300 s): a client
+  // sending a body a byte at a time holds its part of the body budget no longer.
+  http.requestTimeout = REQUEST_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(port, '127.0.0.1', () => resolve());
@@ -393,6 +407,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
   allowedOrigins.push(`http://127.0.0.1:${actual}`, `http://localhost:${actual}`);
   log(`listening on http://127.0.0.1:${actual}/mcp (${'fixed' in tenancy ? `tenant ${tenancy.fixed}` : `tenant from the ${tenancy.header} header`}; at most ${limits.maxSessions} sessions, closed after ${idleSeconds} s idle)`);
   await stopped(stop);
+  unread.stop();
   await sessions.closeAll();
   await new Promise<void>((resolve) => http.close(() => resolve()));
   await sandbox.close();
@@ -400,12 +415,19 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
 
 /** The SDK transport's own bound on a request body. */
 const MAX_HTTP_BODY_BYTES = 4 * 1024 * 1024;
+/** How long a request's headers and body may take to arrive. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A request's body as UTF-8 text; undefined once it passes `maxBytes` (reading then stops: the rest is never held). */
 /** A POST's body as text and as JSON; undefined once the request was refused (too large, not JSON). */
-async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<{ body: string; parsed: unknown } | undefined> {
-  const body = await readBody(req, MAX_HTTP_BODY_BYTES);
+async function readJsonBody(req: IncomingMessage, res: ServerResponse, budget: BodyBudget): Promise<{ body: string; parsed: unknown } | undefined> {
+  const body = await readBody(req, MAX_HTTP_BODY_BYTES, budget);
+  if (body === BUSY) {
+    refuse(res, 503, -32000, `the server is reading ${budget.maxBytes / 1024 / 1024} MiB of request bodies already: retry in a moment`, { 'retry-after': '1', connection: 'close' });
+    return undefined;
+  }
   if (body === undefined) {
+    if (req.destroyed && !req.complete) return undefined; // the client left mid-body: no one to answer
     refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${MAX_HTTP_BODY_BYTES} bytes`, { connection: 'close' });
     return undefined;
   }
@@ -424,23 +446,38 @@ async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<
 /** What readBody answers for a body that is not UTF-8: decoding would put U+FFFD in an argument without a word, as `run` refuses to. */
 const NOT_UTF8: unique symbol = Symbol('not UTF-8');
 
-function readBody(req: IncomingMessage, maxBytes: number): Promise<string | typeof NOT_UTF8 | undefined> {
+/** What readBody answers when the bodies being read at once would pass the server's budget. */
+const BUSY: unique symbol = Symbol('busy');
+
+function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBudget): Promise<string | typeof NOT_UTF8 | typeof BUSY | undefined> {
   if (Number(req.headers['content-length']) > maxBytes) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // The bytes this body holds go back to the budget however the read ends.
+    const done = (outcome: string | typeof NOT_UTF8 | typeof BUSY | undefined): void => {
+      budget.give(size);
+      size = 0;
+      req.off('data', onData);
+      resolve(outcome);
+    };
     const onData = (chunk: Buffer): void => {
+      if (size + chunk.length > maxBytes) return void (req.pause(), done(undefined));
+      if (!budget.take(chunk.length)) return void (req.pause(), done(BUSY));
       size += chunk.length;
-      if (size <= maxBytes) return void chunks.push(chunk);
-      req.off('data', onData).pause();
-      resolve(undefined);
+      chunks.push(chunk);
     };
     req.on('data', onData);
     req.once('end', () => {
       const body = Buffer.concat(chunks);
-      resolve(isUtf8(body) ? body.toString('utf8') : NOT_UTF8);
+      done(isUtf8(body) ? body.toString('utf8') : NOT_UTF8);
     });
-    req.once('error', reject);
+    req.once('close', () => done(undefined));
+    req.once('error', (error) => {
+      budget.give(size);
+      size = 0;
+      reject(error);
+    });
   });
 }
 

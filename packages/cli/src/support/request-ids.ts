@@ -79,6 +79,9 @@ export class RequestIdsInFlight {
   }
 }
 
+/** The ids of the requests among what the client sent. */
+export const requestIdsIn = (sent: unknown): RequestId[] => requestIdsOf(messagesOf(sent));
+
 function requestIdsOf(messages: readonly unknown[]): RequestId[] {
   return messages.flatMap((message) => {
     const id = requestIdOf(message);
