@@ -69,4 +69,21 @@ describe('a folder of plugin folders', () => {
     }
     expect(await discoverPluginFolders([root])).toEqual([plugin]);
   });
+
+  it('a plugin folder linked in is loaded, as when named; one whose name is not UTF-8 is refused, not passed over', async () => {
+    await writeFile(join(plugin, MANIFEST_FILE), JSON.stringify({ name: 'plugin', module: './index.js' }));
+    const elsewhere = await mkdtemp(join(tmpdir(), 'airlock-linked-'));
+    try {
+      await writeFile(join(elsewhere, MANIFEST_FILE), JSON.stringify({ name: 'linked', module: './index.js' }));
+      await symlink(elsewhere, join(root, 'linked'));
+      expect(await discoverPluginFolders([root])).toEqual([join(root, 'linked'), plugin]);
+      // A folder named by bytes that are not UTF-8 (Linux allows any), holding a plugin.
+      const bad = Buffer.concat([Buffer.from(`${root}/bad`), Buffer.from([0xff])]);
+      await mkdir(bad);
+      await writeFile(Buffer.concat([bad, Buffer.from(`/${MANIFEST_FILE}`)]), '{}');
+      await expect(discoverPluginFolders([root])).rejects.toMatchObject({ code: 'NO_PLUGINS', message: `${root}: holds a plugin folder whose name is not valid UTF-8 ("bad\u00ff" read as Latin-1): rename it to load this plugin` });
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,12 +1,13 @@
 // `--plugins` takes a plugin folder or a folder of plugin folders.
 import { closestName } from '@airlock/core';
 import { lstat, readdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { isUtf8 } from 'node:buffer';
+import { join, resolve, sep } from 'node:path';
 import { SandboxError } from '../errors/sandbox-error.js';
 import { MANIFEST_FILE } from './read-plugin-folder.js';
 
 /** Whether something is there by that name: a manifest that is no regular file (a FIFO, a device) is the plugin's problem to report, not a folder without one. */
-async function exists(path: string): Promise<boolean> {
+async function exists(path: string | Buffer): Promise<boolean> {
   try {
     await lstat(path);
     return true;
@@ -30,7 +31,7 @@ export async function discoverPluginFolders(paths: readonly string[]): Promise<s
       found.push(dir);
       continue;
     }
-    const children = (await readdir(dir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => join(dir, entry.name)).sort();
+    const children = await childFolders(dir);
     const plugins: string[] = [];
     for (const child of children) {
       if (await exists(join(child, MANIFEST_FILE))) plugins.push(child);
@@ -40,6 +41,29 @@ export async function discoverPluginFolders(paths: readonly string[]): Promise<s
     found.push(...plugins);
   }
   return [...new Set(found)];
+}
+
+/**
+ * The folders in `dir`, sorted: symbolic links to folders too (a plugin folder linked in is
+ * loaded, as it is when named directly). A folder whose name is not UTF-8 cannot be named in a
+ * path Airlock reads, so one holding a manifest is refused rather than passed over.
+ */
+async function childFolders(dir: string): Promise<string[]> {
+  const folders: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, encoding: 'buffer' })) {
+    const raw = entry.name;
+    const rawPath = Buffer.concat([Buffer.from(`${dir}${sep}`), raw]);
+    const isFolder = entry.isDirectory() || (entry.isSymbolicLink() && (await stat(rawPath).then((info) => info.isDirectory(), () => false)));
+    if (!isFolder) continue;
+    if (!isUtf8(raw)) {
+      if (await exists(Buffer.concat([rawPath, Buffer.from(`${sep}${MANIFEST_FILE}`)]))) {
+        throw new SandboxError('NO_PLUGINS', `${dir}: holds a plugin folder whose name is not valid UTF-8 (${JSON.stringify(raw.toString('latin1'))} read as Latin-1): rename it to load this plugin`);
+      }
+      continue;
+    }
+    folders.push(join(dir, raw.toString('utf8')));
+  }
+  return folders.sort();
 }
 
 /**
