@@ -8,6 +8,7 @@ import ivm from '@airlock/sandbox/isolated-vm';
 import { Piscina } from 'piscina';
 import { getQuickJS } from 'quickjs-emscripten';
 import type { Subject } from './measure.js';
+import { respawning, type ProcessPool } from './respawning-pool.js';
 import { SUM_ARGS_JSON, SUM_FUNCTION, SUM_MODULE } from './sum-tool.js';
 
 export interface Peers {
@@ -41,7 +42,7 @@ export async function openPeers(): Promise<Peers> {
   const threads = { minThreads: 2, maxThreads: 2, concurrentTasksPerWorker: 1 };
   const noopPool = new Piscina({ filename: new URL('./noop-worker.js', import.meta.url).href, ...threads });
   const ivmPool = new Piscina({ filename: new URL('./piscina-ivm-worker.js', import.meta.url).href, ...threads });
-  const processPool = await openProcessPool();
+  const processPool = await respawning(openProcessPool);
   const isolate = new ivm.Isolate({ memoryLimit: 64 });
   const quickjs = await getQuickJS();
   const warm = quickjs.newContext();
@@ -118,7 +119,7 @@ export function peerSubjects(peers: Peers, count: (iterations: number) => number
 }
 
 /** The raw Piscina + isolated-vm pool in a child process (process-pool-child.ts), as Airlock's default mode has it. */
-async function openProcessPool(): Promise<{ readonly run: (how?: { readonly async?: boolean; readonly count?: number }) => Promise<unknown>; close(): Promise<void> }> {
+async function openProcessPool(): Promise<ProcessPool> {
   // The same IPC serialization as Airlock's sandbox process, and the flag isolated-vm needs.
   const child = fork(new URL('./process-pool-child.js', import.meta.url), [], { execArgv: ['--no-node-snapshot'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const waiting = new Map<number, { readonly resolve: (json: unknown) => void; readonly reject: (error: Error) => void }>();
