@@ -44,6 +44,7 @@ export function icuArgumentCheck(): IcuArgumentCheck {
   const RangeErrorIntrinsic = RangeError;
   const TypeErrorIntrinsic = TypeError;
   const toPrimitiveSymbol = Symbol.toPrimitive;
+  const floor = Math.floor;
   const Locale = intl?.Locale as { prototype: object } | undefined;
   const localeToString = Locale === undefined ? undefined : (Locale.prototype as { toString: () => string }).toString;
 
@@ -69,7 +70,7 @@ export function icuArgumentCheck(): IcuArgumentCheck {
     if (!isObject(locales) || isLocale(locales)) return locales; // undefined, or what V8 refuses or reads safely
     const list = locales as Record<PropertyKey, unknown>;
     const raw = +(list.length as number);
-    const length = raw > 0 ? (raw === Infinity ? 2 ** 53 - 1 : Math.floor(raw)) : 0;
+    const length = raw > 0 ? (raw === Infinity ? 2 ** 53 - 1 : floor(raw)) : 0;
     const copy = new ArrayIntrinsic() as unknown[];
     let characters = 0;
     for (let index = 0, kept = 0; index < length; index += 1) {
