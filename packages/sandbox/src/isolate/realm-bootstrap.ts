@@ -168,7 +168,11 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   const stringIndexOf = String.prototype.indexOf;
   const regExpSource = (Object.getOwnPropertyDescriptor(RegExpOriginal.prototype, 'source') as PropertyDescriptor).get as () => string;
   const regExpCompile = RegExpOriginal.prototype.compile as ((...args: unknown[]) => unknown) | undefined;
+  // V8's parser also builds a pattern's tree in zone memory, about 160 bytes a character: a
+  // 16 MiB `.` pattern took a sandbox process past its ceiling (an outside attacker's find).
+  const MAX_PATTERN_CHARS = 524288;
   const refuseManyPropertyClasses = (source: string): void => {
+    if (source.length > MAX_PATTERN_CHARS) throw new RangeErrorIntrinsic('RegExp: the pattern has ' + source.length + ' characters, more than ' + MAX_PATTERN_CHARS + ', whose parse the heap limit does not count');
     let count = 0;
     for (const escape of ['\\p{', '\\P{']) {
       for (let at = apply(stringIndexOf, source, [escape]) as number; at !== -1; at = apply(stringIndexOf, source, [escape, at + 3]) as number) {
@@ -199,6 +203,80 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
       refuseManyPropertyClasses(text);
       return apply(regExpCompile, this, flags === undefined ? [given] : [given, `${flags as string}`]);
     } }.compile, writable: true, enumerable: false, configurable: true });
+  }
+
+  // String.prototype.match, matchAll and search make a RegExp of a text inside V8, past the
+  // constructor above: the text V8 would make one of is checked the same way (an outside
+  // attacker made a 16 MiB pattern so, and a flagless one that split's species step then
+  // rebuilt with the v flag, past the class count). What has its own matcher goes to it, as
+  // the spec says, read once.
+  const stringPrototype = String.prototype as unknown as Record<string, unknown>;
+  for (const [name, symbol] of [['match', Symbol.match], ['matchAll', Symbol.matchAll], ['search', Symbol.search]] as const) {
+    const native = stringPrototype[name] as (...args: unknown[]) => unknown;
+    defineProperty(stringPrototype, name, { value: { [name](this: unknown, pattern: unknown): unknown {
+      if (this === undefined || this === null || (pattern !== undefined && pattern !== null && (pattern as Record<symbol, unknown>)[symbol] !== undefined)) return apply(native, this, [pattern]);
+      const text = pattern === undefined ? '' : `${pattern as string}`;
+      refuseManyPropertyClasses(text);
+      return apply(native, this, [text]);
+    } }[name], writable: true, enumerable: false, configurable: true });
+  }
+
+  // Code made from text at run time (eval, new Function and its async and generator kinds) is
+  // parsed into zone memory the heap limit does not count, about 280 bytes a character of
+  // `{a},`: an 8 MiB source took a sandbox process past its ceiling and two neighbour tenants'
+  // calls with it (an outside attacker's find; a module's text is bounded when it loads, in
+  // realm.ts). Such text is refused past MAX_GENERATED_SOURCE_CHARS in all, and past the
+  // pattern guard's \p{...} count, since regular expression literals in it compile later.
+  // eval is replaced by a function, so a direct eval is an indirect one: it sees only globals.
+  const MAX_GENERATED_SOURCE_CHARS = 524288;
+  const refuseCostlySource = (what: string, texts: readonly unknown[]): string[] => {
+    const converted: string[] = [];
+    let characters = 0;
+    for (let index = 0; index < texts.length; index += 1) {
+      const text = `${texts[index] as string}`;
+      characters += text.length;
+      if (characters > MAX_GENERATED_SOURCE_CHARS) throw new RangeErrorIntrinsic(what + ': the source has more than ' + MAX_GENERATED_SOURCE_CHARS + ' characters, whose parse the heap limit does not count');
+      converted[converted.length] = text;
+    }
+    let count = 0;
+    for (let index = 0; index < converted.length; index += 1) {
+      for (const escape of ['\\p{', '\\P{']) {
+        for (let at = apply(stringIndexOf, converted[index], [escape]) as number; at !== -1; at = apply(stringIndexOf, converted[index], [escape, at + 3]) as number) {
+          count += 1;
+          if (count > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic(what + ': the source holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');
+        }
+      }
+    }
+    return converted;
+  };
+  // Assigned where the built-in is writable, and defined only where it is not: a realm is
+  // built for every fresh call, and each defineProperty on a built-in costs microseconds there.
+  const evalOriginal = g.eval as (source: unknown) => unknown;
+  g.eval = { eval(source: unknown): unknown {
+    // Anything but a string is returned as it is, as eval does, unconverted.
+    if (typeof source !== 'string') return source;
+    return evalOriginal(refuseCostlySource('eval', [source])[0]);
+  } }.eval;
+  const functionPrototypes: readonly [string, object][] = [
+    ['Function', Function.prototype],
+    ['AsyncFunction', Object.getPrototypeOf(async function () {}) as object],
+    ['GeneratorFunction', Object.getPrototypeOf(function* () {}) as object],
+    ['AsyncGeneratorFunction', Object.getPrototypeOf(async function* () {}) as object],
+  ];
+  for (const [name, prototype] of functionPrototypes) {
+    const Original = (prototype as { constructor: (...args: unknown[]) => unknown }).constructor;
+    // A function expression under a computed key: named, constructible, and its `prototype` writable.
+    const checked = { [name]: function (this: unknown, ...args: unknown[]): unknown {
+      const texts = refuseCostlySource(name, args);
+      return construct(Original as unknown as new (...a: unknown[]) => unknown, texts, new.target ?? Original);
+    } }[name] as ((...args: unknown[]) => unknown) & { prototype: object };
+    checked.prototype = prototype;
+    // Function is a global too; the others are reached only through their prototypes' constructor
+    // (read-only there, so defined).
+    if (name === 'Function') {
+      g.Function = checked;
+      (prototype as { constructor: unknown }).constructor = checked;
+    } else defineProperty(prototype, 'constructor', { value: checked, writable: false, enumerable: false, configurable: true });
   }
 
   fixedLengthOnly('ArrayBuffer');
