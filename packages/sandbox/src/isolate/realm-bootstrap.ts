@@ -171,10 +171,13 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // V8's parser also builds a pattern's tree in zone memory, about 160 bytes a character: a
   // 16 MiB `.` pattern took a sandbox process past its ceiling (an outside attacker's find).
   const MAX_PATTERN_CHARS = 524288;
+  const PROPERTY_ESCAPES: readonly string[] = ['\\p{', '\\P{'];
   const refuseManyPropertyClasses = (source: string): void => {
     if (source.length > MAX_PATTERN_CHARS) throw new RangeErrorIntrinsic('RegExp: the pattern has ' + source.length + ' characters, more than ' + MAX_PATTERN_CHARS + ', whose parse the heap limit does not count');
     let count = 0;
-    for (const escape of ['\\p{', '\\P{']) {
+    // By index: a for-of would call Array.prototype[Symbol.iterator], which plugin code can replace.
+    for (let which = 0; which < PROPERTY_ESCAPES.length; which += 1) {
+      const escape = PROPERTY_ESCAPES[which] as string;
       for (let at = apply(stringIndexOf, source, [escape]) as number; at !== -1; at = apply(stringIndexOf, source, [escape, at + 3]) as number) {
         count += 1;
         if (count > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic('RegExp: the pattern holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');
@@ -240,7 +243,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     }
     let count = 0;
     for (let index = 0; index < converted.length; index += 1) {
-      for (const escape of ['\\p{', '\\P{']) {
+      for (let which = 0; which < PROPERTY_ESCAPES.length; which += 1) {
+        const escape = PROPERTY_ESCAPES[which] as string;
         for (let at = apply(stringIndexOf, converted[index], [escape]) as number; at !== -1; at = apply(stringIndexOf, converted[index], [escape, at + 3]) as number) {
           count += 1;
           if (count > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic(what + ': the source holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');

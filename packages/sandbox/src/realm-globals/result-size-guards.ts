@@ -77,7 +77,9 @@ export function guardResultSizes(icuArguments: IcuArgumentCheck): void {
   // attacker's find). A text whose result could pass MAX_NORMALIZED_CHARS is refused, by the
   // form's largest expansion in UTF-16 (Unicode UAX #15: NFC 3x, NFD 4x, NFKC and NFKD 18x).
   const nativeNormalize = stringPrototype.normalize as (...args: unknown[]) => unknown;
-  defineProperty(stringPrototype, 'normalize', { value: { normalize(this: unknown, form: unknown): unknown {
+  // Parameters past the native length come through a rest parameter, so the length is the native one's.
+  defineProperty(stringPrototype, 'normalize', { value: { normalize(this: unknown, ...rest: unknown[]): unknown {
+    const form = rest[0];
     if (this === undefined || this === null) return apply(nativeNormalize, this, [form]);
     const text = `${this as string}`;
     const name = form === undefined ? 'NFC' : `${form as string}`;
@@ -100,7 +102,9 @@ export function guardResultSizes(icuArguments: IcuArgumentCheck): void {
     if (characters > MAX_ICU_TEXT_CHARS) throw new RangeErrorIntrinsic(what + ': the texts hold ' + characters + ' characters, more than ' + MAX_ICU_TEXT_CHARS + ', whose copies in ICU the heap limit does not count');
   };
   const nativeLocaleCompare = stringPrototype.localeCompare as (...args: unknown[]) => unknown;
-  defineProperty(stringPrototype, 'localeCompare', { value: { localeCompare(this: unknown, that: unknown, locales?: unknown, options?: unknown): unknown {
+  defineProperty(stringPrototype, 'localeCompare', { value: { localeCompare(this: unknown, that: unknown, ...rest: unknown[]): unknown {
+    const locales = rest[0];
+    const options = rest[1];
     if (this === undefined || this === null) return apply(nativeLocaleCompare, this, [that, locales, options]);
     const text = `${this as string}`;
     const other = `${that as string}`;
@@ -110,7 +114,8 @@ export function guardResultSizes(icuArguments: IcuArgumentCheck): void {
   } }.localeCompare, writable: true, enumerable: false, configurable: true });
   for (const name of ['toLocaleUpperCase', 'toLocaleLowerCase']) {
     const native = stringPrototype[name] as (...args: unknown[]) => unknown;
-    defineProperty(stringPrototype, name, { value: { [name](this: unknown, locales?: unknown): unknown {
+    defineProperty(stringPrototype, name, { value: { [name](this: unknown, ...rest: unknown[]): unknown {
+      const locales = rest[0];
       if (this === undefined || this === null) return apply(native, this, [locales]);
       const text = `${this as string}`;
       refuseLongIcuText('String.prototype.' + name, text.length);
