@@ -517,11 +517,11 @@ describe('airlock serve --http: sessions and tenancy', () => {
     }
   });
 
-  it('bodies held half-sent by many connections cost the server at most its body budget: past it they are refused 503, and others are served', async () => {
-    const { url, stop } = await startHttp();
+  it('bodies held half-sent by one tenant\'s connections cost the server at most that tenant\'s share of the body budget: past it they are refused 503, and other tenants are served', async () => {
+    const { url, stop } = await startHttp(['--tenant-header', 'X-Tenant']);
     const sockets: Socket[] = [];
     try {
-      // Twenty bodies of 4 MiB less a byte, each held one byte short: 80 MiB, past the 64 MiB budget.
+      // Twenty bodies of 4 MiB less a byte, each held one byte short: 80 MiB, past a tenant's 16 MiB.
       const size = 4 * 1024 * 1024;
       let refused = 0;
       let firstRefusal: () => void = () => undefined;
@@ -529,24 +529,29 @@ describe('airlock serve --http: sessions and tenancy', () => {
       for (let index = 0; index < 20; index += 1) {
         const socket = connectSocket(Number(url.port), '127.0.0.1');
         socket.on('error', () => undefined);
+        let answer = '';
         socket.on('data', (chunk: Buffer) => {
-          if (!chunk.toString().startsWith('HTTP/1.1 503')) return;
-          expect(chunk.toString()).toContain('of request bodies already: retry in a moment');
+          answer += chunk.toString();
+          if (!answer.startsWith('HTTP/1.1 503') || !answer.includes('retry in a moment')) return;
+          expect(answer).toContain('too many request bodies in progress (at most 16 MiB for a tenant, 64 MiB in all): retry in a moment');
+          answer = '';
           refused += 1;
           firstRefusal();
         });
-        socket.write(`POST /mcp HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${size}\r\n\r\n`);
+        socket.write(`POST /mcp HTTP/1.1\r\nHost: ${url.host}\r\nX-Tenant: evil\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${size}\r\n\r\n`);
         socket.write(Buffer.alloc(size - 1, 0x20));
         sockets.push(socket);
       }
       await someRefused;
       expect(refused).toBeGreaterThan(0);
-      // Another client is served meanwhile.
-      expect((await rawInitialize(url)).status).toBe(200);
-      // The held bodies' bytes go back to the budget once their connections close.
+      // Another tenant is served meanwhile, a large body too.
+      expect((await rawInitialize(url, { 'x-tenant': 'victim' })).status).toBe(200);
+      const large = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-tenant': 'victim' };
+      expect((await fetch(url, { method: 'POST', headers: large, body: `${' '.repeat(3 * 1024 * 1024)}${initialize}` })).status).toBe(200);
+      // The held bodies' bytes go back once their connections close.
       for (const socket of sockets) socket.destroy();
       await vi.waitFor(async () => {
-        const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: `${' '.repeat(3 * 1024 * 1024)}${initialize}` });
+        const big = await fetch(url, { method: 'POST', headers: { ...large, 'x-tenant': 'evil' }, body: `${' '.repeat(3 * 1024 * 1024)}${initialize}` });
         expect(big.status).toBe(200);
       });
     } finally {

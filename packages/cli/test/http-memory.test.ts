@@ -6,12 +6,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BodyBudget, UnreadResponses } from '../src/support/http-memory.js';
 
 /** A response whose socket has sent `sent` bytes, with `waiting` bytes queued for it. */
-function response(): ServerResponse & { waiting: number; sent: number; destroyed: boolean } {
-  const res = new EventEmitter() as unknown as ServerResponse & { waiting: number; sent: number; destroyed: boolean };
+/** `sent`: bytes handed to the socket; `buffered`: those of them still in its own buffer, not yet taken by the kernel. */
+function response(): ServerResponse & { waiting: number; sent: number; buffered: number; destroyed: boolean } {
+  const res = new EventEmitter() as unknown as ServerResponse & { waiting: number; sent: number; buffered: number; destroyed: boolean };
   res.waiting = 0;
   res.sent = 0;
+  res.buffered = 0;
   Object.defineProperty(res, 'writableLength', { get: () => res.waiting });
-  Object.defineProperty(res, 'socket', { get: () => ({ bytesWritten: res.sent }) });
+  Object.defineProperty(res, 'socket', { get: () => ({ bytesWritten: res.sent, writableLength: res.buffered }) });
   res.destroyed = false;
   res.destroy = (() => {
     res.destroyed = true;
@@ -22,14 +24,18 @@ function response(): ServerResponse & { waiting: number; sent: number; destroyed
 }
 
 describe('BodyBudget', () => {
-  it('takes bytes up to its bound, refuses past it without taking any, and takes again once given back', () => {
-    const budget = new BodyBudget(10);
-    expect(budget.take(6)).toBe(true);
-    expect(budget.take(5)).toBe(false);
-    expect(budget.take(4)).toBe(true);
-    budget.give(6);
-    expect(budget.take(6)).toBe(true);
-    expect(budget.take(1)).toBe(false);
+  it('holds a request\'s bytes until its response closes, a tenant at most its share, and all at most the bound', () => {
+    const budget = new BodyBudget(40, 10);
+    const [first, second, third] = [new EventEmitter(), new EventEmitter(), new EventEmitter()];
+    const heavy = budget.forRequest('heavy', first);
+    expect(heavy(6)).toBe(true);
+    expect(budget.forRequest('heavy', second)(5)).toBe(false); // past heavy's share
+    const light = budget.forRequest('light', third);
+    expect(light(10)).toBe(true); // another tenant is not held up
+    first.emit('close');
+    expect(budget.forRequest('heavy', second)(10)).toBe(true);
+    for (const tenant of ['a', 'b']) expect(budget.forRequest(tenant, new EventEmitter())(10)).toBe(true);
+    expect(budget.forRequest('c', new EventEmitter())(1)).toBe(false); // 40 in all
   });
 });
 
@@ -41,7 +47,7 @@ describe('UnreadResponses', () => {
     vi.useRealTimers();
   });
 
-  it('closes a response whose client took nothing of what waits for 3 s, and runs its closing (the calls cancelled)', () => {
+  it('closes a response whose client took nothing of what waits for 15 s, and runs its closing (the calls cancelled)', () => {
     const closed: ServerResponse[] = [];
     const unread = new UnreadResponses((res) => closed.push(res));
     const stuck = response();
@@ -50,7 +56,7 @@ describe('UnreadResponses', () => {
     unread.watch(stuck, cancel);
     stuck.waiting = 1_000_000;
     stuck.sent = 5000;
-    vi.advanceTimersByTime(2500);
+    vi.advanceTimersByTime(14_500);
     expect(stuck.destroyed).toBe(false);
     vi.advanceTimersByTime(1500);
     expect(stuck.destroyed).toBe(true);
@@ -72,6 +78,20 @@ describe('UnreadResponses', () => {
     }
     expect(slow.destroyed).toBe(false);
     expect(idle.destroyed).toBe(false);
+    unread.stop();
+  });
+
+  it('counts as reading a client that drains the socket\'s own buffer after the last bytes were handed to it', () => {
+    const unread = new UnreadResponses(() => undefined);
+    const draining = response();
+    unread.watch(draining);
+    draining.sent = 4_000_000; // everything handed over; the socket still buffers most of it
+    draining.buffered = 3_000_000;
+    for (let second = 0; second < 20; second += 1) {
+      draining.buffered -= 100_000; // the kernel takes 100 KB a second as the client reads
+      vi.advanceTimersByTime(1000);
+    }
+    expect(draining.destroyed).toBe(false);
     unread.stop();
   });
 });

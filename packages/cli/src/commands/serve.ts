@@ -309,7 +309,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     // mistake, said as such (not as a full server's 503 or 429), and takes no place.
     const noSession = 'missing Mcp-Session-Id header: POST an initialize request first to open a session';
     if (req.method !== 'POST') return refuse(res, 400, -32000, noSession);
-    const read = await readJsonBody(req, res, bodies);
+    const read = await readJsonBody(req, res, bodies, tenant);
     if (read === undefined) return;
     const { parsed } = read;
     if (typeof parsed !== 'object' || parsed === null || (parsed as { method?: unknown }).method !== 'initialize') return refuse(res, 400, -32000, noSession);
@@ -348,7 +348,10 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
     await transport.handleRequest(req, res, parsed);
   };
 
-  const http: HttpServer = createServer((req, res) => {
+  // A request's headers and body must arrive within REQUEST_TIMEOUT_MS (Node's default is
+  // 300 s, its headers' 60 s, checked every 30 s: a stalled body was held 75 s), so a client
+  // sending a body a byte at a time holds its part of the body budget no longer.
+  const http: HttpServer = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, (req, res) => {
     unread.watch(res);
     void (async () => {
       if ((req.url ?? '').split('?')[0] !== '/mcp') {
@@ -366,7 +369,7 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       if (req.method !== 'GET') res.once('close', sessions.begin(header as string));
       if (req.method !== 'POST') return open.value.handleRequest(req, res);
       // The body is read here, as text, so its rounded integers are noted before the SDK parses it.
-      const read = await readJsonBody(req, res, bodies);
+      const read = await readJsonBody(req, res, bodies, open.tenant);
       if (read === undefined) return;
       const { body, parsed } = read;
       const repeated = idsBy.get(open.value)?.admit(parsed);
@@ -395,9 +398,6 @@ async function serveHttp(sandbox: Sandbox, session: (tenant: string) => McpSessi
       if (!res.headersSent) res.writeHead(500).end();
     });
   });
-  // A request's headers and body must arrive within this (Node's default is 300 s): a client
-  // sending a body a byte at a time holds its part of the body budget no longer.
-  http.requestTimeout = REQUEST_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(port, '127.0.0.1', () => resolve());
@@ -418,12 +418,11 @@ const MAX_HTTP_BODY_BYTES = 4 * 1024 * 1024;
 /** How long a request's headers and body may take to arrive. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
-/** A request's body as UTF-8 text; undefined once it passes `maxBytes` (reading then stops: the rest is never held). */
-/** A POST's body as text and as JSON; undefined once the request was refused (too large, not JSON). */
-async function readJsonBody(req: IncomingMessage, res: ServerResponse, budget: BodyBudget): Promise<{ body: string; parsed: unknown } | undefined> {
-  const body = await readBody(req, MAX_HTTP_BODY_BYTES, budget);
+/** A POST's body as text and as JSON; undefined once the request was refused (too large, not JSON, over the tenant's share). */
+async function readJsonBody(req: IncomingMessage, res: ServerResponse, budget: BodyBudget, tenant: string): Promise<{ body: string; parsed: unknown } | undefined> {
+  const body = await readBody(req, MAX_HTTP_BODY_BYTES, budget.forRequest(tenant, res));
   if (body === BUSY) {
-    refuse(res, 503, -32000, `the server is reading ${budget.maxBytes / 1024 / 1024} MiB of request bodies already: retry in a moment`, { 'retry-after': '1', connection: 'close' });
+    refuse(res, 503, -32000, `too many request bodies in progress (at most ${budget.tenantBytes / 1024 / 1024} MiB for a tenant, ${budget.maxBytes / 1024 / 1024} MiB in all): retry in a moment`, { 'retry-after': '1', connection: 'close' });
     return undefined;
   }
   if (body === undefined) {
@@ -446,24 +445,22 @@ async function readJsonBody(req: IncomingMessage, res: ServerResponse, budget: B
 /** What readBody answers for a body that is not UTF-8: decoding would put U+FFFD in an argument without a word, as `run` refuses to. */
 const NOT_UTF8: unique symbol = Symbol('not UTF-8');
 
-/** What readBody answers when the bodies being read at once would pass the server's budget. */
+/** What readBody answers when the body would pass its tenant's share of the body budget, or the budget. */
 const BUSY: unique symbol = Symbol('busy');
 
-function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBudget): Promise<string | typeof NOT_UTF8 | typeof BUSY | undefined> {
+/** A request's body as UTF-8 text; undefined once it passes `maxBytes` (reading then stops: the rest is never held). `take` charges the budget. */
+function readBody(req: IncomingMessage, maxBytes: number, take: (bytes: number) => boolean): Promise<string | typeof NOT_UTF8 | typeof BUSY | undefined> {
   if (Number(req.headers['content-length']) > maxBytes) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    // The bytes this body holds go back to the budget however the read ends.
     const done = (outcome: string | typeof NOT_UTF8 | typeof BUSY | undefined): void => {
-      budget.give(size);
-      size = 0;
       req.off('data', onData);
       resolve(outcome);
     };
     const onData = (chunk: Buffer): void => {
       if (size + chunk.length > maxBytes) return void (req.pause(), done(undefined));
-      if (!budget.take(chunk.length)) return void (req.pause(), done(BUSY));
+      if (!take(chunk.length)) return void (req.pause(), done(BUSY));
       size += chunk.length;
       chunks.push(chunk);
     };
@@ -473,11 +470,7 @@ function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBudget): P
       done(isUtf8(body) ? body.toString('utf8') : NOT_UTF8);
     });
     req.once('close', () => done(undefined));
-    req.once('error', (error) => {
-      budget.give(size);
-      size = 0;
-      reject(error);
-    });
+    req.once('error', reject);
   });
 }
 

@@ -109,8 +109,8 @@ export function guardResultSizes(icuArguments: IcuArgumentCheck): void {
     const text = `${this as string}`;
     const other = `${that as string}`;
     refuseLongIcuText('String.prototype.localeCompare', text.length + other.length);
-    const rest = icuArguments([locales, options], LOCALES_AND_OPTIONS);
-    return apply(nativeLocaleCompare, text, [other, rest[0], rest[1]]);
+    const checked = icuArguments([locales, options], LOCALES_AND_OPTIONS);
+    return apply(nativeLocaleCompare, text, [other, checked[0], checked[1]]);
   } }.localeCompare, writable: true, enumerable: false, configurable: true });
   for (const name of ['toLocaleUpperCase', 'toLocaleLowerCase']) {
     const native = stringPrototype[name] as (...args: unknown[]) => unknown;
