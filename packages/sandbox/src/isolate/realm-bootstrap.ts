@@ -172,17 +172,19 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
   // 16 MiB `.` pattern took a sandbox process past its ceiling (an outside attacker's find).
   const MAX_PATTERN_CHARS = 524288;
   const PROPERTY_ESCAPES: readonly string[] = ['\\p{', '\\P{'];
-  const refuseManyPropertyClasses = (source: string): void => {
-    if (source.length > MAX_PATTERN_CHARS) throw new RangeErrorIntrinsic('RegExp: the pattern has ' + source.length + ' characters, more than ' + MAX_PATTERN_CHARS + ', whose parse the heap limit does not count');
+  /** The \\p{...} and \\P{...} escapes in `text`, counted until there are more than `most`. */
+  const propertyClassesIn = (text: string, most: number): number => {
     let count = 0;
     // By index: a for-of would call Array.prototype[Symbol.iterator], which plugin code can replace.
-    for (let which = 0; which < PROPERTY_ESCAPES.length; which += 1) {
+    for (let which = 0; which < PROPERTY_ESCAPES.length && count <= most; which += 1) {
       const escape = PROPERTY_ESCAPES[which] as string;
-      for (let at = apply(stringIndexOf, source, [escape]) as number; at !== -1; at = apply(stringIndexOf, source, [escape, at + 3]) as number) {
-        count += 1;
-        if (count > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic('RegExp: the pattern holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');
-      }
+      for (let at = apply(stringIndexOf, text, [escape]) as number; at !== -1 && count <= most; at = apply(stringIndexOf, text, [escape, at + 3]) as number) count += 1;
     }
+    return count;
+  };
+  const refuseManyPropertyClasses = (source: string): void => {
+    if (source.length > MAX_PATTERN_CHARS) throw new RangeErrorIntrinsic('RegExp: the pattern has ' + source.length + ' characters, more than ' + MAX_PATTERN_CHARS + ', whose parse the heap limit does not count');
+    if (propertyClassesIn(source, MAX_PROPERTY_CLASSES) > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic('RegExp: the pattern holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');
   };
   /** The pattern as V8 will read it: a RegExp's own source (its internal slot, not a getter of the plugin's), else the text, converted once. */
   const patternText = (pattern: unknown): { text: string; given: unknown } => {
@@ -243,13 +245,8 @@ export function realmBootstrap(hostGlobal: string, linkGlobal: string, capabilit
     }
     let count = 0;
     for (let index = 0; index < converted.length; index += 1) {
-      for (let which = 0; which < PROPERTY_ESCAPES.length; which += 1) {
-        const escape = PROPERTY_ESCAPES[which] as string;
-        for (let at = apply(stringIndexOf, converted[index], [escape]) as number; at !== -1; at = apply(stringIndexOf, converted[index], [escape, at + 3]) as number) {
-          count += 1;
-          if (count > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic(what + ': the source holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');
-        }
-      }
+      count += propertyClassesIn(converted[index] as string, MAX_PROPERTY_CLASSES - count);
+      if (count > MAX_PROPERTY_CLASSES) throw new RangeErrorIntrinsic(what + ': the source holds more than ' + MAX_PROPERTY_CLASSES + ' \\p{...} classes, whose sets the heap limit does not count: use fewer');
     }
     return converted;
   };
