@@ -1,5 +1,5 @@
 // What one HTTP client can make `airlock serve` hold in memory, bounded for every client at
-// once: request bodies being read (a body is read whole before any session limit applies,
+// once: bodies of requests in progress (a body is read whole before any session limit applies,
 // so 150 connections each holding 4 MiB less a byte took the server from 100 to 690 MB), and
 // responses the client does not read (a tenant posting calls with 1 MB results over sockets
 // it never read took the server to 1.2 GB in 30 s: outside testers' finds).
